@@ -13,6 +13,8 @@ public final class ClientOptions {
   public int chunkSize = 4 << 20;
   /** Chunks a writer has sent and not yet seen acknowledged by every replica (default 4). */
   public int maxChunksInFlight = 4;
+  /** Bytes of chunk buffers the client's writers keep for reuse between chunks and keys (default 64 MiB). */
+  public long chunkPoolBytes = 64L << 20;
   /** Bound of one attempt of a meta call at one replica (default 10 s; 0: none). */
   public long metaAttemptTimeoutMs = 10_000;
   /** How long meta calls retry while meta is unavailable (default 60 s). */
@@ -45,6 +47,9 @@ public final class ClientOptions {
     }
     if (chunkSize <= 0 || chunkSize > 32 << 20) {
       throw new IllegalArgumentException("strato: chunk size " + chunkSize + " outside 1 byte .. 32 MiB (the data protocol's limit)");
+    }
+    if (chunkPoolBytes < 0) {
+      throw new IllegalArgumentException("strato: chunk pool bytes must not be negative, got " + chunkPoolBytes);
     }
     if (maxChunksInFlight < 1) {
       throw new IllegalArgumentException("strato: chunks in flight must be at least 1, got " + maxChunksInFlight);

@@ -122,7 +122,6 @@ public final class KeyWriter extends OutputStream {
   private long commitLen;
   private final List<Blk> unsynced = new ArrayList<>();
   private final ExcludeList.Builder exclude = ExcludeList.newBuilder();
-  private final Deque<byte[]> free = new ArrayDeque<>();
   private int failures;
   private int closures;
   private int denials;
@@ -219,7 +218,7 @@ public final class KeyWriter extends OutputStream {
     }
     while (len > 0) {
       if (buf == null) {
-        buf = free.isEmpty() ? new byte[chunkSize] : free.pop();
+        buf = c.chunks.take();
         bufLen = 0;
         bufSummed = 0;
       }
@@ -337,6 +336,7 @@ public final class KeyWriter extends OutputStream {
       }
       IOException e = cs.await(c.data.requestTimeoutMs());
       if (e == null) {
+        c.chunks.give(d);
         blockCommitted(true, false);
         return;
       }
@@ -450,10 +450,7 @@ public final class KeyWriter extends OutputStream {
     cur.length = length;
     int k = 0;
     while (k < nAcked && pending.get(k).off + pending.get(k).len <= length) {
-      byte[] d = pending.get(k).data;
-      if (d.length == chunkSize && free.size() < c.opts.maxChunksInFlight + 2) {
-        free.push(d);
-      }
+      c.chunks.give(pending.get(k).data);
       k++;
     }
     pending.subList(0, k).clear();
@@ -867,13 +864,13 @@ public final class KeyWriter extends OutputStream {
       }
       commitF = null;
     }
+    c.chunks.give(buf); // never sent
     buf = null;
     for (ChunkSend cs : pending) {
-      cs.await(c.data.requestTimeoutMs());
+      cs.await(c.data.requestTimeoutMs()); // may time out with the bytes still going out: not given back
     }
     pending.clear();
     nAcked = 0;
-    free.clear();
   }
 
   /** Publishes the blocks in meta: for good, or (hsync) keeping the key open. */

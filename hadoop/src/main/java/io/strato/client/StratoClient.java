@@ -71,6 +71,8 @@ public final class StratoClient implements Closeable {
   final DataConns data;
   /** Bytes read from block files on this host (local reads), not over TCP. */
   final AtomicLong localBytes = new AtomicLong();
+  /** The writers' chunk buffers, reused between chunks and keys. */
+  final ChunkPool chunks;
 
   public StratoClient(ClientOptions opts) {
     opts.validate();
@@ -79,11 +81,22 @@ public final class StratoClient implements Closeable {
     this.meta.setFollowerReads(opts.metaFollowerReads);
     this.data = new DataConns(opts.dataConnectTimeoutMs, opts.dataRequestTimeoutMs, "strato-java-" + meta.clientId(),
         opts.security.sslContext(), opts.localReads);
+    this.chunks = new ChunkPool(opts.chunkSize, opts.chunkPoolBytes);
   }
 
   /** Bytes this client has read from the block files of datanodes on its host (local reads). */
   public long localBytesRead() {
     return localBytes.get();
+  }
+
+  /** Bytes of chunk buffers waiting for the client's next writer (at most ClientOptions.chunkPoolBytes). */
+  public long chunkPoolBytes() {
+    return chunks.pooledBytes();
+  }
+
+  /** Chunk buffers the client's writers have allocated because none waited in the pool. */
+  public long chunkBuffersAllocated() {
+    return chunks.allocated();
   }
 
   public ClientOptions options() {

@@ -55,6 +55,9 @@ import org.apache.hadoop.fs.QuotaUsage;
 import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.fs.impl.PathCapabilitiesSupport;
 import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.fs.statistics.IOStatistics;
+import org.apache.hadoop.fs.statistics.IOStatisticsSource;
+import org.apache.hadoop.fs.statistics.impl.IOStatisticsBinding;
 import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.Token;
@@ -72,7 +75,7 @@ import org.apache.hadoop.util.Progressable;
  * below that the tree of an FSO bucket, with atomic O(1) renames and
  * deletes of directories. mkdirs creates missing volumes and buckets.
  */
-public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
+public class StratoFileSystem extends FileSystem implements LeaseRecoverable, IOStatisticsSource {
   public static final String SCHEME = "strato";
   public static final int DEFAULT_PORT = 9860;
 
@@ -86,6 +89,7 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
   public static final String CLUSTER_PREFIX = "fs.strato.cluster.";
   public static final String CHUNK_SIZE = "fs.strato.chunk.size";
   public static final String CHUNKS_IN_FLIGHT = "fs.strato.chunks.in-flight";
+  public static final String CHUNK_POOL = "fs.strato.chunk.pool.size";
   public static final String READ_AHEAD = "fs.strato.read.ahead";
   /** Read the replicas of datanodes on this host from their block files (default true). */
   public static final String READ_LOCAL = "fs.strato.read.local";
@@ -143,6 +147,7 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
     o.meta = addrs;
     o.chunkSize = (int) conf.getLongBytes(CHUNK_SIZE, o.chunkSize);
     o.maxChunksInFlight = conf.getInt(CHUNKS_IN_FLIGHT, o.maxChunksInFlight);
+    o.chunkPoolBytes = conf.getLongBytes(CHUNK_POOL, o.chunkPoolBytes);
     o.readAhead = conf.getInt(READ_AHEAD, o.readAhead);
     o.localReads = conf.getBoolean(READ_LOCAL, o.localReads);
     o.metaAttemptTimeoutMs = conf.getLong(META_ATTEMPT_TIMEOUT, o.metaAttemptTimeoutMs);
@@ -222,6 +227,20 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable {
   /** The client under this file system (for tools and tests). */
   public StratoClient client() {
     return client;
+  }
+
+  /**
+   * The client's gauges: chunk_pool_bytes (chunk buffers waiting for the next
+   * writer), chunk_pool_max_bytes (fs.strato.chunk.pool.size), and the counter
+   * chunk_buffers_allocated (buffers allocated because the pool was empty).
+   */
+  @Override
+  public IOStatistics getIOStatistics() {
+    return IOStatisticsBinding.dynamicIOStatistics()
+        .withLongFunctionGauge("chunk_pool_bytes", k -> client.chunkPoolBytes())
+        .withLongFunctionGauge("chunk_pool_max_bytes", k -> client.options().chunkPoolBytes)
+        .withLongFunctionCounter("chunk_buffers_allocated", k -> client.chunkBuffersAllocated())
+        .build();
   }
 
   @Override

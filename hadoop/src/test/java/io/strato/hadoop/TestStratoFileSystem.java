@@ -85,6 +85,67 @@ public class TestStratoFileSystem {
     assertTrue(fs.delete(new Path("/byname"), true));
   }
 
+  /**
+   * Writers of one file system take their chunk buffers from one pool and
+   * give them back once committed: two threads writing 40 files of six
+   * chunks allocate no more buffers than both can hold at once, every file
+   * reads back as written (a buffer reused too early would show here), and
+   * with fs.strato.chunk.pool.size 0 every chunk gets a new buffer.
+   */
+  @Test
+  public void chunkBuffersReusedAcrossFiles() throws Exception {
+    assertTrue(fs.mkdirs(new Path("/chunkpool/bkt")));
+    int chunk = 64 << 10;
+    for (long poolSize : new long[] {64L << 20, 0}) {
+      Configuration conf = new Configuration(cluster.conf());
+      conf.setBoolean("fs.strato.impl.disable.cache", true);
+      conf.setInt(StratoFileSystem.CHUNK_SIZE, chunk);
+      conf.setLong(StratoFileSystem.CHUNK_POOL, poolSize);
+      try (FileSystem f = FileSystem.newInstance(fs.getUri(), conf)) {
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failed = java.util.Collections.synchronizedList(new ArrayList<>());
+        for (int t = 0; t < 2; t++) {
+          int th = t;
+          threads.add(new Thread(() -> {
+            try {
+              for (int i = 0; i < 20; i++) {
+                Path p = new Path("/chunkpool/bkt/" + poolSize + "-" + th + "-" + i);
+                byte[] data = bytes(6 * chunk - 100, poolSize + 100 * th + i);
+                write(f, p, data);
+                try (FSDataInputStream in = f.open(p)) {
+                  byte[] got = new byte[data.length];
+                  in.readFully(got);
+                  assertArrayEquals(p.toString(), data, got);
+                }
+              }
+            } catch (Throwable e) {
+              failed.add(e);
+            }
+          }));
+        }
+        threads.forEach(Thread::start);
+        for (Thread th : threads) {
+          th.join();
+        }
+        assertEquals(List.of(), failed);
+        org.apache.hadoop.fs.statistics.IOStatistics st = ((StratoFileSystem) f).getIOStatistics();
+        long allocated = st.counters().get("chunk_buffers_allocated");
+        long pooled = st.gauges().get("chunk_pool_bytes");
+        assertEquals(poolSize, (long) st.gauges().get("chunk_pool_max_bytes"));
+        assertTrue("pool holds " + pooled + " bytes, over its bound " + poolSize, pooled <= poolSize);
+        if (poolSize == 0) {
+          assertEquals("every chunk a new buffer without a pool", 2 * 20 * 6, allocated);
+        } else {
+          // A writer holds at most maxChunksInFlight unacknowledged, twice FLUSH_CHUNKS
+          // acknowledged and uncommitted, and the one it fills.
+          assertTrue("allocated " + allocated + " chunk buffers for 240 chunks", allocated > 0 && allocated <= 2 * (4 + 8 + 1));
+          assertTrue("nothing given back to the pool", pooled > 0);
+        }
+      }
+    }
+    assertTrue(fs.delete(new Path("/chunkpool"), true));
+  }
+
   @Test
   public void rootedView() throws IOException {
     assertTrue(fs.mkdirs(new Path("/rooted/bkt/a/b")));
