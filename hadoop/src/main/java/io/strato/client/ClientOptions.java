@@ -30,6 +30,8 @@ public final class ClientOptions {
   public long dataRequestTimeoutMs = 120_000;
   /** Reads kept in flight ahead of a sequential reader (default 4 pieces of chunkSize). */
   public int readAhead = 4;
+  /** Bytes of read buffers (READ_CHUNK payloads, local reads) the client keeps for reuse (default 96 MiB). */
+  public long readPoolBytes = io.strato.client.wire.BufferPool.DEFAULT_MAX_BYTES;
   /**
    * Read the replicas of datanodes on this host from their block files
    * (READ_LOCAL_PATHS, docs/wire.md §5.12) rather than over TCP (default
@@ -47,6 +49,9 @@ public final class ClientOptions {
     }
     if (chunkSize <= 0 || chunkSize > 32 << 20) {
       throw new IllegalArgumentException("strato: chunk size " + chunkSize + " outside 1 byte .. 32 MiB (the data protocol's limit)");
+    }
+    if (readPoolBytes < 0) {
+      throw new IllegalArgumentException("strato: read pool bytes must not be negative, got " + readPoolBytes);
     }
     if (chunkPoolBytes < 0) {
       throw new IllegalArgumentException("strato: chunk pool bytes must not be negative, got " + chunkPoolBytes);

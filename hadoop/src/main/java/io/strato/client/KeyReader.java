@@ -540,7 +540,7 @@ public final class KeyReader implements Closeable {
     ReadLocalPathsResponse paths = DataConn.localPathsResponse(r);
     DataConn.Response data;
     try {
-      data = LocalRead.read(paths);
+      data = LocalRead.read(paths, c.data.pool());
     } catch (LocalRead.NotLocalException e) {
       LOG.debug("strato: datanode {} read over TCP: {}", m.getId(), e.getMessage());
       c.data.noLocalReads(m.getDataAddr());

@@ -80,7 +80,7 @@ public final class StratoClient implements Closeable {
     this.meta = new MetaClient(opts.meta, opts.metaAttemptTimeoutMs, opts.metaRetryMs, opts.security);
     this.meta.setFollowerReads(opts.metaFollowerReads);
     this.data = new DataConns(opts.dataConnectTimeoutMs, opts.dataRequestTimeoutMs, "strato-java-" + meta.clientId(),
-        opts.security.sslContext(), opts.localReads);
+        opts.security.sslContext(), opts.localReads, opts.readPoolBytes);
     this.chunks = new ChunkPool(opts.chunkSize, opts.chunkPoolBytes);
   }
 
@@ -92,6 +92,11 @@ public final class StratoClient implements Closeable {
   /** Bytes of chunk buffers waiting for the client's next writer (at most ClientOptions.chunkPoolBytes). */
   public long chunkPoolBytes() {
     return chunks.pooledBytes();
+  }
+
+  /** Bytes of read buffers waiting for the client's next response (at most ClientOptions.readPoolBytes). */
+  public long readPoolBytes() {
+    return data.pool().pooledBytes();
   }
 
   /** Chunk buffers the client's writers have allocated because none waited in the pool. */

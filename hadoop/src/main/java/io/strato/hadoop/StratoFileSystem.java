@@ -91,6 +91,7 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable, IO
   public static final String CHUNKS_IN_FLIGHT = "fs.strato.chunks.in-flight";
   public static final String CHUNK_POOL = "fs.strato.chunk.pool.size";
   public static final String READ_AHEAD = "fs.strato.read.ahead";
+  public static final String READ_POOL = "fs.strato.read.pool.size";
   /** Read the replicas of datanodes on this host from their block files (default true). */
   public static final String READ_LOCAL = "fs.strato.read.local";
   public static final String LIST_PAGE = "fs.strato.list.page.size";
@@ -149,6 +150,7 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable, IO
     o.maxChunksInFlight = conf.getInt(CHUNKS_IN_FLIGHT, o.maxChunksInFlight);
     o.chunkPoolBytes = conf.getLongBytes(CHUNK_POOL, o.chunkPoolBytes);
     o.readAhead = conf.getInt(READ_AHEAD, o.readAhead);
+    o.readPoolBytes = conf.getLongBytes(READ_POOL, o.readPoolBytes);
     o.localReads = conf.getBoolean(READ_LOCAL, o.localReads);
     o.metaAttemptTimeoutMs = conf.getLong(META_ATTEMPT_TIMEOUT, o.metaAttemptTimeoutMs);
     o.metaRetryMs = conf.getLong(META_RETRY, o.metaRetryMs);
@@ -232,7 +234,9 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable, IO
   /**
    * The client's gauges: chunk_pool_bytes (chunk buffers waiting for the next
    * writer), chunk_pool_max_bytes (fs.strato.chunk.pool.size), and the counter
-   * chunk_buffers_allocated (buffers allocated because the pool was empty).
+   * chunk_buffers_allocated (buffers allocated because the pool was empty);
+   * read_pool_bytes and read_pool_max_bytes (fs.strato.read.pool.size), the
+   * same for the buffers reads land in.
    */
   @Override
   public IOStatistics getIOStatistics() {
@@ -240,6 +244,8 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable, IO
         .withLongFunctionGauge("chunk_pool_bytes", k -> client.chunkPoolBytes())
         .withLongFunctionGauge("chunk_pool_max_bytes", k -> client.options().chunkPoolBytes)
         .withLongFunctionCounter("chunk_buffers_allocated", k -> client.chunkBuffersAllocated())
+        .withLongFunctionGauge("read_pool_bytes", k -> client.readPoolBytes())
+        .withLongFunctionGauge("read_pool_max_bytes", k -> client.options().readPoolBytes)
         .build();
   }
 

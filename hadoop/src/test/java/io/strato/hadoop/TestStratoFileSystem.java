@@ -146,6 +146,41 @@ public class TestStratoFileSystem {
     assertTrue(fs.delete(new Path("/chunkpool"), true));
   }
 
+  /**
+   * Reads land in the client's pooled buffers and give them back: after
+   * reading a file over TCP the pool holds some, never more than
+   * fs.strato.read.pool.size, and with 0 it holds none and reads still work.
+   */
+  @Test
+  public void readBuffersPooled() throws Exception {
+    assertTrue(fs.mkdirs(new Path("/readpool/bkt")));
+    Path p = new Path("/readpool/bkt/f");
+    byte[] data = bytes(3 << 20, 7);
+    write(fs, p, data);
+    for (long poolSize : new long[] {8L << 20, 0}) {
+      Configuration conf = new Configuration(cluster.conf());
+      conf.setBoolean("fs.strato.impl.disable.cache", true);
+      conf.setBoolean(StratoFileSystem.READ_LOCAL, false);
+      conf.set(StratoFileSystem.CHUNK_SIZE, "256k");
+      conf.setLong(StratoFileSystem.READ_POOL, poolSize);
+      try (FileSystem f = FileSystem.newInstance(fs.getUri(), conf)) {
+        try (FSDataInputStream in = f.open(p)) {
+          byte[] got = new byte[data.length];
+          in.readFully(got);
+          assertArrayEquals(data, got);
+        }
+        org.apache.hadoop.fs.statistics.IOStatistics st = ((StratoFileSystem) f).getIOStatistics();
+        long pooled = st.gauges().get("read_pool_bytes");
+        assertEquals(poolSize, (long) st.gauges().get("read_pool_max_bytes"));
+        assertTrue("read pool holds " + pooled + " bytes, bound " + poolSize, pooled <= poolSize);
+        if (poolSize > 0) {
+          assertTrue("no read buffer given back", pooled > 0);
+        }
+      }
+    }
+    assertTrue(fs.delete(new Path("/readpool"), true));
+  }
+
   @Test
   public void rootedView() throws IOException {
     assertTrue(fs.mkdirs(new Path("/rooted/bkt/a/b")));

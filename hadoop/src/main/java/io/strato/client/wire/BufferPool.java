@@ -6,22 +6,26 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Direct buffers for READ_CHUNK payloads, reused across responses: the data
- * connection's reader thread reads a payload from the socket straight into
- * one (no copy through a temporary buffer, no zeroed array per response),
- * the reader verifies its checksums there and copies the bytes out, then
- * gives it back. Buffers come in size classes of 1 MiB (64 KiB below that);
- * at most {@link #MAX_POOLED} bytes wait here, the rest are left to the
- * garbage collector. A buffer not given back is simply collected.
+ * Direct buffers for READ_CHUNK payloads and local reads, reused across
+ * responses: a data connection's reader thread reads a payload from the
+ * socket straight into one (no copy through a temporary buffer, no zeroed
+ * array per response), the reader verifies its checksums there and copies
+ * the bytes out, then gives it back. Buffers come in size classes of 1 MiB
+ * (64 KiB below that); at most maxBytes wait here (ClientOptions.readPoolBytes),
+ * the rest are left to the garbage collector. A buffer not given back is
+ * simply collected. One pool serves a client's connections (DataConns).
  */
 public final class BufferPool {
-  /** Bytes the pool keeps at most. */
-  static final long MAX_POOLED = 96L << 20;
+  /** Bytes a pool keeps at most unless told otherwise. */
+  public static final long DEFAULT_MAX_BYTES = 96L << 20;
 
-  private static final ConcurrentHashMap<Integer, ConcurrentLinkedDeque<ByteBuffer>> FREE = new ConcurrentHashMap<>();
-  private static final AtomicLong POOLED = new AtomicLong();
+  private final long maxBytes;
+  private final ConcurrentHashMap<Integer, ConcurrentLinkedDeque<ByteBuffer>> free = new ConcurrentHashMap<>();
+  private final AtomicLong pooled = new AtomicLong();
 
-  private BufferPool() {}
+  public BufferPool(long maxBytes) {
+    this.maxBytes = maxBytes;
+  }
 
   private static int sizeClass(int n) {
     int unit = n <= (1 << 20) ? 64 << 10 : 1 << 20;
@@ -29,12 +33,12 @@ public final class BufferPool {
   }
 
   /** A direct buffer of at least n bytes, its position 0 and limit n. */
-  public static ByteBuffer take(int n) {
+  public ByteBuffer take(int n) {
     int c = Math.max(sizeClass(n), 64 << 10);
-    ConcurrentLinkedDeque<ByteBuffer> q = FREE.get(c);
+    ConcurrentLinkedDeque<ByteBuffer> q = free.get(c);
     ByteBuffer b = q == null ? null : q.pollFirst();
     if (b != null) {
-      POOLED.addAndGet(-b.capacity());
+      pooled.addAndGet(-b.capacity());
     } else {
       b = ByteBuffer.allocateDirect(c);
     }
@@ -43,14 +47,23 @@ public final class BufferPool {
   }
 
   /** Gives a buffer from {@link #take} back; it must not be used after. */
-  public static void give(ByteBuffer b) {
+  public void give(ByteBuffer b) {
     if (b == null || !b.isDirect() || b.capacity() != sizeClass(b.capacity())) {
       return;
     }
-    if (POOLED.addAndGet(b.capacity()) > MAX_POOLED) {
-      POOLED.addAndGet(-b.capacity());
+    if (pooled.addAndGet(b.capacity()) > maxBytes) {
+      pooled.addAndGet(-b.capacity());
       return;
     }
-    FREE.computeIfAbsent(b.capacity(), k -> new ConcurrentLinkedDeque<>()).addFirst(b);
+    free.computeIfAbsent(b.capacity(), k -> new ConcurrentLinkedDeque<>()).addFirst(b);
+  }
+
+  /** Bytes waiting in the pool. */
+  public long pooledBytes() {
+    return pooled.get();
+  }
+
+  public long maxBytes() {
+    return maxBytes;
   }
 }

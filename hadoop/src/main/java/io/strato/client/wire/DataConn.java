@@ -51,22 +51,26 @@ public final class DataConn implements Closeable {
     private final byte[] header;
     private byte[] payload;
     private ByteBuffer data;
+    /** Where a pooled data goes back to at release (null: nowhere). */
+    private final BufferPool pool;
 
     public Response(byte[] header, byte[] payload) {
       this.header = header;
       this.payload = payload;
+      this.pool = null;
     }
 
     private boolean mapped;
 
-    Response(byte[] header, ByteBuffer data) {
+    Response(byte[] header, ByteBuffer data, BufferPool pool) {
       this.header = header;
       this.data = data;
+      this.pool = pool;
     }
 
     /** A payload that is a file mapping (LocalRead), unmapped at release. */
     static Response mapped(ByteBuffer map) {
-      Response r = new Response(new byte[0], map);
+      Response r = new Response(new byte[0], map, null);
       r.mapped = true;
       return r;
     }
@@ -122,8 +126,8 @@ public final class DataConn implements Closeable {
       }
       if (mapped) {
         Mapped.unmap(d);
-      } else {
-        BufferPool.give(d);
+      } else if (pool != null) {
+        pool.give(d);
       }
     }
   }
@@ -132,6 +136,8 @@ public final class DataConn implements Closeable {
 
   private final String addr;
   private final Socket sock;
+  /** The buffers READ_CHUNK payloads are read into (the client's, DataConns). */
+  private final BufferPool pool;
   private final OutputStream out;
   /** The socket's channel (plain connections): payloads are read from it straight into direct buffers. */
   private final SocketChannel ch;
@@ -194,9 +200,10 @@ public final class DataConn implements Closeable {
   /** Payloads up to this size are copied into the send buffer; larger ones are written from their array. */
   private static final int COPY_PAYLOAD = 64 << 10;
 
-  private DataConn(String addr, Socket sock) throws IOException {
+  private DataConn(String addr, Socket sock, BufferPool pool) throws IOException {
     this.addr = addr;
     this.sock = sock;
+    this.pool = pool;
     this.out = new BufferedOutputStream(sock.getOutputStream(), 64 << 10);
     this.ch = sock.getChannel();
     if (ch != null) {
@@ -211,16 +218,16 @@ public final class DataConn implements Closeable {
   /** Connects to a datanode's data address (host:port) and negotiates the version with PING. */
   public static DataConn dial(String addr, int connectTimeoutMs, long requestTimeoutMs, String clientId)
       throws IOException {
-    return dial(addr, connectTimeoutMs, requestTimeoutMs, clientId, null);
+    return dial(addr, connectTimeoutMs, requestTimeoutMs, clientId, null, new BufferPool(BufferPool.DEFAULT_MAX_BYTES));
   }
 
   /**
    * As above; with ssl, the connection is TLS 1.3 (docs/wire.md, §7), the
    * datanode's certificate checked against ssl's trust (the cluster CA) and
-   * the address's host.
+   * the address's host. READ_CHUNK payloads are read into buffers of pool.
    */
   public static DataConn dial(String addr, int connectTimeoutMs, long requestTimeoutMs, String clientId,
-      javax.net.ssl.SSLContext ssl) throws IOException {
+      javax.net.ssl.SSLContext ssl, BufferPool pool) throws IOException {
     int colon = addr.lastIndexOf(':');
     if (colon <= 0) {
       throw new IOException("wire: datanode address \"" + addr + "\" is not host:port");
@@ -250,7 +257,7 @@ public final class DataConn implements Closeable {
     if (ssl != null) {
       s = handshake(addr, host, port, s, ssl, connectTimeoutMs);
     }
-    DataConn c = new DataConn(addr, s);
+    DataConn c = new DataConn(addr, s, pool);
     Thread t = new Thread(c::readLoop, "strato-data-read-" + addr);
     t.setDaemon(true);
     t.start();
@@ -453,14 +460,14 @@ public final class DataConn implements Closeable {
         if (fr.isError()) {
           p.future().completeExceptionally(ErrorResponse.decode(header).toException());
         } else if (fr.type == Wire.TYPE_READ_CHUNK) {
-          ByteBuffer data = BufferPool.take(fr.payloadLength);
+          ByteBuffer data = pool.take(fr.payloadLength);
           try {
             readFully(data);
           } catch (IOException | RuntimeException e) {
-            BufferPool.give(data);
+            pool.give(data);
             throw e;
           }
-          Response r = new Response(header, data.clear().limit(fr.payloadLength));
+          Response r = new Response(header, data.clear().limit(fr.payloadLength), pool);
           if (!p.future().complete(r)) {
             r.release(); // given up on meanwhile
           }
@@ -563,11 +570,11 @@ public final class DataConn implements Closeable {
     if (n <= 0) {
       return;
     }
-    ByteBuffer b = BufferPool.take(n);
+    ByteBuffer b = pool.take(n);
     try {
       readFully(b);
     } finally {
-      BufferPool.give(b);
+      pool.give(b);
     }
   }
 

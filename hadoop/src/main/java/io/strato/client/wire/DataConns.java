@@ -21,26 +21,35 @@ public final class DataConns implements Closeable {
   /** Addresses not to try local reads on again before the time (ms) given. */
   private final Map<String, Long> noLocal = new ConcurrentHashMap<>();
   private volatile boolean closed;
+  /** The buffers of READ_CHUNK payloads and local reads, shared by the connections. */
+  private final BufferPool pool;
 
   /** How long an address whose local read failed is read over TCP only. */
   static final long NO_LOCAL_MS = 30_000;
 
   public DataConns(int connectTimeoutMs, long requestTimeoutMs, String clientId) {
-    this(connectTimeoutMs, requestTimeoutMs, clientId, null, false);
+    this(connectTimeoutMs, requestTimeoutMs, clientId, null, false, BufferPool.DEFAULT_MAX_BYTES);
   }
 
   /**
    * With ssl (not null), every connection is TLS (docs/wire.md, §7); with
    * localReads, replicas on this host are read from their files (with TLS
-   * too: the datanode that names them has shown its certificate).
+   * too: the datanode that names them has shown its certificate). At most
+   * readPoolBytes of read buffers wait for reuse.
    */
   public DataConns(int connectTimeoutMs, long requestTimeoutMs, String clientId, javax.net.ssl.SSLContext ssl,
-      boolean localReads) {
+      boolean localReads, long readPoolBytes) {
     this.connectTimeoutMs = connectTimeoutMs;
     this.requestTimeoutMs = requestTimeoutMs;
     this.clientId = clientId;
     this.ssl = ssl;
     this.localReads = localReads;
+    this.pool = new BufferPool(readPoolBytes);
+  }
+
+  /** The read buffers of this client's connections and local reads. */
+  public BufferPool pool() {
+    return pool;
   }
 
   /** Whether to ask c (a connection of this pool) for a local read. */
@@ -91,7 +100,7 @@ public final class DataConns implements Closeable {
       if (c != null && !c.isBroken()) {
         return c;
       }
-      c = DataConn.dial(addr, connectTimeoutMs, requestTimeoutMs, clientId, ssl);
+      c = DataConn.dial(addr, connectTimeoutMs, requestTimeoutMs, clientId, ssl, pool);
       conns.put(addr, c);
       if (closed) {
         c.close();

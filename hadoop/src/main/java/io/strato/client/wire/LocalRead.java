@@ -46,12 +46,12 @@ public final class LocalRead {
    * @throws NotLocalException when the files cannot be read here
    * @throws WireException CORRUPT for a file that ends before its extent, CHECKSUM_MISMATCH for bad bytes
    */
-  public static DataConn.Response read(ReadLocalPathsResponse resp) throws IOException {
-    return read(resp, MAP_MIN);
+  public static DataConn.Response read(ReadLocalPathsResponse resp, BufferPool pool) throws IOException {
+    return read(resp, MAP_MIN, pool);
   }
 
   /** {@link #read}, mapping ranges of mapMin bytes and more. */
-  static DataConn.Response read(ReadLocalPathsResponse resp, long mapMin) throws IOException {
+  static DataConn.Response read(ReadLocalPathsResponse resp, long mapMin, BufferPool pool) throws IOException {
     List<LocalExtent> xs = resp.extents();
     LocalExtent last = xs.get(xs.size() - 1);
     long total = last.chunk().offset() + last.chunk().length() - resp.offset();
@@ -62,7 +62,7 @@ public final class LocalRead {
       return readMapped(resp, xs, total);
     }
     FileChannel[] chans = new FileChannel[resp.files().size()];
-    ByteBuffer buf = BufferPool.take((int) total);
+    ByteBuffer buf = pool.take((int) total);
     boolean ok = false;
     try {
       for (int i = 0; i < chans.length; i++) {
@@ -85,7 +85,7 @@ public final class LocalRead {
       }
       buf.clear().limit((int) total);
       ok = true;
-      return new DataConn.Response(new byte[0], buf);
+      return new DataConn.Response(new byte[0], buf, pool);
     } finally {
       for (FileChannel ch : chans) {
         if (ch != null) {
@@ -93,7 +93,7 @@ public final class LocalRead {
         }
       }
       if (!ok) {
-        BufferPool.give(buf);
+        pool.give(buf);
       }
     }
   }

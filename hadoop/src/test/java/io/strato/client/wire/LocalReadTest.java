@@ -26,6 +26,7 @@ import org.junit.Test;
  */
 public class LocalReadTest {
   static final byte[] DATA = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+  static final BufferPool POOL = new BufferPool(BufferPool.DEFAULT_MAX_BYTES);
 
   static LocalFile named(Path p) throws IOException {
     Map<String, Object> a = Files.readAttributes(p, "unix:dev,ino");
@@ -64,7 +65,7 @@ public class LocalReadTest {
   public void mappedReleased() throws IOException {
     Path p = Files.createTempDirectory("localread").resolve("block");
     Files.write(p, ("head" + new String(DATA, StandardCharsets.US_ASCII)).getBytes(StandardCharsets.US_ASCII));
-    DataConn.Response r = LocalRead.read(resp(named(p)), 0);
+    DataConn.Response r = LocalRead.read(resp(named(p)), 0, POOL);
     assertTrue(r.isMapped());
     r.release();
     r.release(); // once only: a second release does nothing
@@ -77,15 +78,15 @@ public class LocalReadTest {
     byte[] file = ("head" + new String(DATA, StandardCharsets.US_ASCII)).getBytes(StandardCharsets.US_ASCII);
     Files.write(p, file);
     ReadLocalPathsResponse r = resp(named(p));
-    assertArrayEquals(DATA, bytes(LocalRead.read(r, mapMin)));
+    assertArrayEquals(DATA, bytes(LocalRead.read(r, mapMin, POOL)));
 
     // Another file at the path: not the datanode's.
     Files.move(p, dir.resolve("old"), StandardCopyOption.ATOMIC_MOVE);
     Files.write(p, file);
-    assertThrows(LocalRead.NotLocalException.class, () -> LocalRead.read(r, mapMin));
+    assertThrows(LocalRead.NotLocalException.class, () -> LocalRead.read(r, mapMin, POOL));
     // No file at all.
     Files.delete(p);
-    assertThrows(LocalRead.NotLocalException.class, () -> LocalRead.read(r, mapMin));
+    assertThrows(LocalRead.NotLocalException.class, () -> LocalRead.read(r, mapMin, POOL));
 
     // The datanode's file, with a flipped byte, then short.
     Path old = dir.resolve("old");
@@ -93,10 +94,10 @@ public class LocalReadTest {
     bad[14] ^= 1;
     Files.write(old, bad);
     ReadLocalPathsResponse ro = resp(named(old));
-    WireException e = assertThrows(WireException.class, () -> LocalRead.read(ro, mapMin));
+    WireException e = assertThrows(WireException.class, () -> LocalRead.read(ro, mapMin, POOL));
     assertEquals(Wire.CHECKSUM_MISMATCH, e.code());
     Files.write(old, java.util.Arrays.copyOf(file, 10));
-    e = assertThrows(WireException.class, () -> LocalRead.read(ro, mapMin));
+    e = assertThrows(WireException.class, () -> LocalRead.read(ro, mapMin, POOL));
     assertEquals(Wire.CORRUPT, e.code());
   }
 }
