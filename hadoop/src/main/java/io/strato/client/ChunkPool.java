@@ -52,10 +52,6 @@ final class ChunkPool {
     return pooled.get();
   }
 
-  long maxBytes() {
-    return maxBytes;
-  }
-
   /** Buffers take has allocated because the pool was empty. */
   long allocated() {
     return allocated.get();
