@@ -160,12 +160,19 @@ def cpu_seconds(pid):
     return sum(cpu_split(pid)[:2])
 
 
+def proc_stat(path):
+    """(name, fields after the name) of a /proc stat file (a process's or a thread's); the
+    name sits in parentheses and may hold spaces. Raises OSError when it is gone."""
+    with open(path) as f:
+        st = f.read()
+    return st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 1:].split()
+
+
 def cpu_split(pid):
     """(user, system) CPU seconds of a process and its finished children, and its major page
     faults; zeros if it is gone."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
+        fields = proc_stat(f"/proc/{pid}/stat")[1]
         tck = os.sysconf("SC_CLK_TCK")
         return ((int(fields[11]) + int(fields[13])) / tck, (int(fields[12]) + int(fields[14])) / tck,
                 int(fields[9]))
@@ -194,11 +201,9 @@ def thread_cpu(pid):
         return out
     for tid in tids:
         try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                st = f.read()
+            name, fields = proc_stat(f"/proc/{pid}/task/{tid}/stat")
         except OSError:
             continue
-        name, fields = st[st.index("(") + 1:st.rindex(")")], st.rsplit(")", 1)[1].split()
         out[tid] = (name, (int(fields[11]) + int(fields[12])) / tck)
     return out
 

@@ -215,14 +215,9 @@ public final class DataConn implements Closeable {
     }
   }
 
-  /** Connects to a datanode's data address (host:port) and negotiates the version with PING. */
-  public static DataConn dial(String addr, int connectTimeoutMs, long requestTimeoutMs, String clientId)
-      throws IOException {
-    return dial(addr, connectTimeoutMs, requestTimeoutMs, clientId, null, new BufferPool(BufferPool.DEFAULT_MAX_BYTES));
-  }
-
   /**
-   * As above; with ssl, the connection is TLS 1.3 (docs/wire.md, §7), the
+   * Connects to a datanode's data address (host:port) and negotiates the
+   * version with PING. With ssl (not null), the connection is TLS 1.3 (docs/wire.md, §7), the
    * datanode's certificate checked against ssl's trust (the cluster CA) and
    * the address's host. READ_CHUNK payloads are read into buffers of pool.
    */

@@ -27,10 +27,6 @@ public final class DataConns implements Closeable {
   /** How long an address whose local read failed is read over TCP only. */
   static final long NO_LOCAL_MS = 30_000;
 
-  public DataConns(int connectTimeoutMs, long requestTimeoutMs, String clientId) {
-    this(connectTimeoutMs, requestTimeoutMs, clientId, null, false, BufferPool.DEFAULT_MAX_BYTES);
-  }
-
   /**
    * With ssl (not null), every connection is TLS (docs/wire.md, §7); with
    * localReads, replicas on this host are read from their files (with TLS
