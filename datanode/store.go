@@ -412,6 +412,11 @@ type VolumeStats struct {
 	// ContainerSize − used for each.
 	Reserved                   int64
 	Containers, OpenContainers int
+	// WriteCache, WriteCacheMax and WriteCacheDropped: the bytes of
+	// buffered block writes the volume leaves in the page cache, their
+	// bound (0: none) and the bytes dropped from it so far
+	// (container.Options.WriteCacheBytes).
+	WriteCache, WriteCacheMax, WriteCacheDropped int64
 	// State is VolumeHealthy or VolumeFailed. A failed volume reports
 	// no space and no containers: they are out of service.
 	State VolumeState
@@ -456,6 +461,7 @@ func (s *Store) volumeStats() []VolumeStats {
 		if du, err := s.opts.Volume.FS.GetDiskUsage(v.Dir()); err == nil {
 			vs.Capacity, vs.Available = int64(du.TotalBytes), int64(du.AvailBytes)
 		}
+		vs.WriteCache, vs.WriteCacheMax, vs.WriteCacheDropped = v.WriteCache()
 		for _, info := range v.List() {
 			vs.Containers++
 			vs.Used += info.UsedBytes

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/strato-io/strato/bytesize"
 	"github.com/strato-io/strato/client"
 	"github.com/strato-io/strato/datanode"
 	"github.com/strato-io/strato/meta"
@@ -41,6 +42,9 @@ type Options struct {
 	// NoWriteCache runs the in-process cluster's datanodes with every
 	// replica written around the page cache (datanode.Options.NoWriteCache).
 	NoWriteCache bool
+	// WriteCacheBytes bounds each in-process datanode's volume's writes
+	// left in the page cache (container.Options.WriteCacheBytes; 0: none).
+	WriteCacheBytes int64
 }
 
 // Conn is a client of the strato a benchmark runs against, and the
@@ -69,8 +73,8 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 	if o.Auth && c.Meta != "" {
 		return nil, errors.New("bench: auth is for the in-process cluster; a running one is reached as it is (with the client's token)")
 	}
-	if o.NoWriteCache && c.Meta != "" {
-		return nil, errors.New("bench: no-write-cache is for the in-process cluster; a running one's datanodes are started with it")
+	if (o.NoWriteCache || o.WriteCacheBytes > 0) && c.Meta != "" {
+		return nil, errors.New("bench: no-write-cache and write-cache are for the in-process cluster; a running one's datanodes are started with them")
 	}
 	if c.Meta == "" {
 		dir, remove, err := o.Dir.Make("strato-" + o.Bench + "-")
@@ -90,7 +94,14 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 		mo := minicluster.Options{Dir: dir, Datanodes: o.Datanodes, TLS: o.TLS, Auth: o.Auth}
 		if o.NoWriteCache {
 			mode += ", no write cache"
-			mo.ConfigureDatanode = func(_ int, do *datanode.Options) { do.NoWriteCache = true }
+		}
+		if o.WriteCacheBytes > 0 {
+			mode += ", write cache " + bytesize.Format(o.WriteCacheBytes)
+		}
+		if o.NoWriteCache || o.WriteCacheBytes > 0 {
+			mo.ConfigureDatanode = func(_ int, do *datanode.Options) {
+				do.NoWriteCache, do.Store.Volume.WriteCacheBytes = o.NoWriteCache, o.WriteCacheBytes
+			}
 		}
 		fmt.Fprintf(o.Log, "bench %s: starting an in-process cluster (meta + %d datanodes%s) in %s\n", o.Bench, o.Datanodes, mode, dir)
 		mc, err := minicluster.Start(ctx, mo)

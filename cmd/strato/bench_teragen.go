@@ -31,6 +31,7 @@ func newBenchTeraGenCmd() *cobra.Command {
 		useTLS      bool
 		useAuth     bool
 		noCache     bool
+		writeCache  int64
 		readProfile string
 		repl        string
 		nodes       int
@@ -95,7 +96,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 					}
 				}
 				conn, err := stratoOutput(ctx, benchcluster.Options{Bench: "teragen", Meta: metaAddr, Dir: cdir, Log: cmd.ErrOrStderr(),
-					TLS: useTLS, Auth: useAuth, NoWriteCache: noCache, Datanodes: nodes}, cfg.Path)
+					TLS: useTLS, Auth: useAuth, NoWriteCache: noCache, WriteCacheBytes: writeCache, Datanodes: nodes}, cfg.Path)
 				if err != nil {
 					return err
 				}
@@ -137,6 +138,7 @@ Replication is the bucket's (THREE by default), checksums CRC32C.`,
 	f.StringVar(&readProfile, "read-cpuprofile", "", "write a CPU profile of the read-back (the whole process: with an in-process cluster, its datanodes too) to this file")
 	f.BoolVar(&useAuth, "auth", false, "run the in-process cluster with token authentication and block tokens (docs/security.md)")
 	f.IntVar(&nodes, "datanodes", 3, "datanodes of the in-process cluster")
+	f.Var(boundSize{&writeCache}, "write-cache", "run the in-process cluster's datanodes with --write-cache: at most this much of each one's page-cache writes left in the page cache")
 	f.BoolVar(&noCache, "no-write-cache", false, "run the in-process cluster's datanodes with --no-write-cache: every replica written around the page cache, the pipeline leader's too")
 	f.StringVar(&repl, "replication", "", "the files' replication: ONE, THREE or an erasure coding config such as rs-3-2-1024k (default: the bucket's; erasure coded files have no hsync: the writers skip it)")
 	f.StringVar(&localDir, "local-dir", "", "write to the local file system under this directory")

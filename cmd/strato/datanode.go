@@ -92,6 +92,7 @@ SIGTERM stops it cleanly.`,
 	addPprofFlag(f, &pprof)
 	f.BoolVar(&o.BufferedIO, "buffered-io", false, "write every chunk through the page cache, as HDFS does (default: the pipeline leader's through it, the followers' chunks of 1 MiB and more with O_DIRECT; see --no-write-cache)")
 	f.BoolVar(&o.NoWriteCache, "no-write-cache", false, "write the pipeline leader's replica (and a ONE block's) around the page cache too: for data not read back soon, whose reads then come from the disk (default: the leader's replica through the page cache, its followers' around it)")
+	f.Var(boundSize{&o.Store.Volume.WriteCacheBytes}, "write-cache", "leave at most this much of each data directory's page-cache writes (the pipeline leader's replica, a ONE block's) in the page cache, the oldest dropped as new ones come (default 0: no bound, the kernel decides)")
 	f.BoolVar(&o.DisableLocalReads, "no-local-reads", false, "do not hand block files (or their paths) to readers on this host (docs/wire.md §5.11, §5.12): every read goes over TCP")
 	f.IntVar(&o.ReplicationStreams, "replication-streams", 0, "closed containers pushed to other datanodes at once (default 10)")
 	f.Int64Var(&o.ReplicationBandwidth, "replication-bandwidth", 0, "cap in bytes/s on those pushes together (0: none)")

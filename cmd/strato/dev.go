@@ -31,6 +31,8 @@ func newDevCmd() *cobra.Command {
 		rc       roleConfig
 		mo       meta.Options // what the meta flags of dev set
 		noCache  bool
+		// writeCache: every datanode's --write-cache.
+		writeCache int64
 	)
 	cmd := &cobra.Command{
 		Use:   "dev [--data ./strato-data] [--datanodes 3]",
@@ -74,8 +76,10 @@ start (docs/security.md).`,
 				}
 			}
 			setDevMetaOptions(&o, mo)
-			if noCache {
-				o.ConfigureDatanode = func(_ int, do *datanode.Options) { do.NoWriteCache = true }
+			if noCache || writeCache > 0 {
+				o.ConfigureDatanode = func(_ int, do *datanode.Options) {
+					do.NoWriteCache, do.Store.Volume.WriteCacheBytes = noCache, writeCache
+				}
 			}
 			o.Auth = o.TLS
 			var err error
@@ -157,6 +161,7 @@ start (docs/security.md).`,
 	f.DurationVar(&mo.DelegationTokenRenewInterval, "delegation-token-renew-interval", meta.DefaultDelegationTokenRenewInterval,
 		"with --secure: how far the issue or a renewal moves a delegation token's expiry (as strato meta's; a short one shows YARN renewing a job's token)")
 	f.BoolVar(&noCache, "no-write-cache", false, "run every datanode as strato datanode --no-write-cache: every replica written around the page cache (decision 0107)")
+	f.Var(boundSize{&writeCache}, "write-cache", "run every datanode as strato datanode --write-cache: at most this much of its page-cache writes left in the page cache (default 0: no bound)")
 	addLifecycleFlags(f, &mo)
 	addPprofFlag(f, &pprof)
 	scan.add(f)

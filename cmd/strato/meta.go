@@ -263,6 +263,25 @@ func (b byteSize) Set(s string) error {
 
 func (b byteSize) Type() string { return "size" }
 
+// boundSize is a byteSize that takes 0 too: a bound whose 0 means none.
+type boundSize struct{ p *int64 }
+
+func (b boundSize) String() string { return byteSize(b).String() }
+
+func (b boundSize) Set(s string) error {
+	n, err := bytesize.Parse(s)
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return fmt.Errorf("%q: a size must not be negative", s)
+	}
+	*b.p = n
+	return nil
+}
+
+func (b boundSize) Type() string { return "size" }
+
 // sizeOrOff is a byteSize whose 0 turns the feature off, which meta.Options
 // spells as a negative size (0 there is the default).
 type sizeOrOff struct{ p *int64 }

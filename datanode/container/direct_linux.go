@@ -22,6 +22,21 @@ func startWriteback(fd uintptr, off, n int64) {
 	_ = syscall.SyncFileRange(int(fd), off, n, 2 /* SYNC_FILE_RANGE_WRITE */)
 }
 
+// dropCached drops [off, off+n) of the file at path from the page cache:
+// it waits for the range's writeback (sync_file_range, which by then has
+// usually long ended: the range was written a bound's worth of bytes ago),
+// then asks the kernel to drop its pages (POSIX_FADV_DONTNEED). Neither
+// makes anything durable; a file gone since is skipped.
+func dropCached(path string, off, n int64) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	_ = unix.SyncFileRange(fd, off, n, unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER)
+	_ = unix.Fadvise(fd, off, n, unix.FADV_DONTNEED)
+	_ = unix.Close(fd)
+}
+
 // SetDirectReads turns O_DIRECT on or off for an open file (fcntl
 // F_SETFL): on, its reads go between the disk and the caller's buffer,
 // around the page cache (CopyDirect). A filesystem without direct I/O

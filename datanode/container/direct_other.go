@@ -15,3 +15,5 @@ func startWriteback(uintptr, int64, int64) {}
 
 // SetDirectReads: no direct I/O on this platform.
 func SetDirectReads(*os.File, bool) error { return errors.ErrUnsupported }
+
+func dropCached(string, int64, int64) {}

@@ -92,6 +92,12 @@ type Options struct {
 	// and 1 KiB PUTs went 20% faster without it (docs/s3.md). Default:
 	// 64 KiB.
 	EagerWritebackMinSize int64
+	// WriteCacheBytes bounds the bytes of FILE_PER_BLOCK chunks written
+	// through the page cache that the volume leaves there: beyond it, the
+	// oldest are dropped from the page cache as new ones are written
+	// (writecache.go; Linux with FS = vfs.Default). 0: no bound, the kernel
+	// keeps them until it needs the memory.
+	WriteCacheBytes int64
 	// RecycleFiles is how many files of deleted FILE_PER_BLOCK blocks a
 	// volume keeps for new blocks (recycle.go; Linux with FS = vfs.Default).
 	// Default: 100,000; negative: none.
@@ -159,6 +165,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: SyncParallelism %d must be at least 1", ErrInvalid, o.SyncParallelism)
 	case o.DirectIOMinSize < directIOAlign || o.DirectIOMinSize%directIOAlign != 0:
 		return fmt.Errorf("%w: DirectIOMinSize %d must be a positive multiple of %d", ErrInvalid, o.DirectIOMinSize, directIOAlign)
+	case o.WriteCacheBytes < 0:
+		return fmt.Errorf("%w: WriteCacheBytes %d must not be negative", ErrInvalid, o.WriteCacheBytes)
 	case o.PebbleCacheSize < 0:
 		return fmt.Errorf("%w: PebbleCacheSize %d must not be negative", ErrInvalid, o.PebbleCacheSize)
 	}

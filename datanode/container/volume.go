@@ -46,6 +46,9 @@ type Volume struct {
 	importDirect atomic.Bool
 	// recycled keeps the files of deleted blocks for new ones (nil: none).
 	recycled *recycler
+	// wcache bounds the page cache its buffered writes keep (nil: no bound;
+	// Options.WriteCacheBytes).
+	wcache *writeCache
 
 	// dbErr is set once the database failed beyond use (a commit Pebble
 	// calls fatal: its write-ahead log failed); database writes are refused
@@ -70,6 +73,9 @@ func OpenVolume(dir string, opts Options) (*Volume, error) {
 	v := &Volume{opts: opts, fs: fs, dir: dir, containers: make(map[uint64]*Container)}
 	v.direct.Store(directIOSupported && !opts.DisableDirectIO && fs == vfs.Default)
 	v.importDirect.Store(directIOSupported && fs == vfs.Default)
+	if fs == vfs.Default {
+		v.wcache = newWriteCache(opts.WriteCacheBytes)
+	}
 	if err := fs.MkdirAll(fs.PathJoin(dir, containersDir), 0o755); err != nil {
 		return nil, ioError("create volume directory", err)
 	}
@@ -174,6 +180,11 @@ func (v *Volume) Close() error {
 
 // Dir returns the volume's directory.
 func (v *Volume) Dir() string { return v.dir }
+
+// WriteCache reports the bytes of buffered block writes the volume counts
+// as still in the page cache, its bound (Options.WriteCacheBytes; 0: none)
+// and the bytes it has asked the kernel to drop so far.
+func (v *Volume) WriteCache() (held, bound, dropped int64) { return v.wcache.stats() }
 
 // Create creates an OPEN container. layout 0 means Options.DefaultLayout.
 // The container is durable when Create returns.

@@ -161,6 +161,9 @@ func (c *Container) writeData(b *openBlock, offset int64, data []byte, cache boo
 				writeback(fd, offset, n)
 			}
 		}
+		if c.v.wcache != nil {
+			c.v.wcache.wrote(c.blockPath(b.id), offset, n)
+		}
 		return false, nil
 	case FilePerChunk:
 		return true, c.writeChunkFile(b.id, offset, data)
