@@ -12,10 +12,11 @@ import (
 // filters each of them reads a block of every sstable level it may be in.
 //
 //   - Bloom filters (10 bits per key) on every level.
-//   - A 256 MiB block cache (Pebble's default is 8 MiB) and 8 MiB memtables:
-//     apply's point lookups seek the memtable skiplist, and a 64 MiB one made
-//     NNThroughputBenchmark create 25% slower (12.5k vs 15.8k ops/s, 16
-//     threads); 2-8 MiB measured alike.
+//   - A 256 MiB block cache (Pebble's default is 8 MiB) and 8 MiB memtables.
+//     meta's server sets both from its Options (512 MiB and 32 MiB by
+//     default): each flush of a small memtable started a compaction that
+//     rewrote a small database's last level, and 32 MiB renamed 24% faster
+//     than 8 MiB (docs/benchmarks.md, meta, 2026-11-29).
 func ConfigurePebble(o *pebble.Options) {
 	if o.Levels[0].FilterPolicy == nil {
 		for i := range o.Levels {
