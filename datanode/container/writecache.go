@@ -32,7 +32,6 @@ type writeCache struct {
 	head   int
 	held   int64
 
-	heldPub atomic.Int64 // held, for WriteCacheBytes
 	dropped atomic.Int64 // bytes asked out of the page cache, in all
 }
 
@@ -72,7 +71,6 @@ func (w *writeCache) wrote(path string, off, n int64) {
 		w.ranges = append(w.ranges[:0], w.ranges[w.head:]...)
 		w.head = 0
 	}
-	w.heldPub.Store(w.held)
 	w.mu.Unlock()
 	for _, r := range drop {
 		dropCached(r.path, r.off, r.n)
@@ -86,5 +84,8 @@ func (w *writeCache) stats() (held, max, dropped int64) {
 	if w == nil {
 		return 0, 0, 0
 	}
-	return w.heldPub.Load(), w.max, w.dropped.Load()
+	w.mu.Lock()
+	held = w.held
+	w.mu.Unlock()
+	return held, w.max, w.dropped.Load()
 }
