@@ -44,6 +44,31 @@ func TestWriteCacheBound(t *testing.T) {
 	}
 }
 
+// Chunks that do not start on a large folio's boundary (the page cache
+// keeps a file's pages in folios of up to 2 MiB on this kernel's ext4, and
+// drops only whole ones) are dropped all the same: after 40 MiB of 3 MiB
+// chunks under a bound of 4 MiB, at most the bound and the folio it starts
+// in are cached.
+func TestWriteCacheBoundUnalignedChunks(t *testing.T) {
+	const bound, chunk, size = 4 << 20, 3 << 20, 40 << 20
+	opts := testOptions(vfs.Default)
+	opts.WriteCacheBytes = bound
+	opts.MaxChunkSize = chunk
+	opts.MaxBlockSize = size
+	_, c, _ := diskContainer(t, opts)
+	if !c.DirectIO() {
+		t.Skip("the volume's filesystem has no direct I/O, and keeps its files in memory")
+	}
+	d := pattern(12, size)
+	for off := 0; off < size; off += chunk {
+		p := d[off:min(off+chunk, size)]
+		require.NoError(t, c.WriteChunk(1, int64(off), p, sums(p), WriteOptions{Cache: true}))
+	}
+	k, err := pagecache.Resident(c.blockPath(1))
+	require.NoError(t, err)
+	require.LessOrEqual(t, k*4096, bound+2<<20, "%d MiB of the block's %d MiB still cached", k*4096>>20, size>>20)
+}
+
 // Without a bound the volume keeps no account, and drops nothing.
 func TestWriteCacheUnbounded(t *testing.T) {
 	v, c, _ := diskContainer(t, testOptions(vfs.Default))
