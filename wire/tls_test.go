@@ -17,7 +17,7 @@ import (
 // testTLS makes a CA with a datanode's certificate (for 127.0.0.1 and
 // localhost) and returns the datanode's server configuration and that of
 // a client that trusts the CA.
-func testTLS(t *testing.T) (server, client *tls.Config) {
+func testTLS(t testing.TB) (server, client *tls.Config) {
 	t.Helper()
 	ca := filepath.Join(t.TempDir(), "ca")
 	require.NoError(t, certs.InitCA(ca))
@@ -77,7 +77,7 @@ func (c *countingConn) Read(p []byte) (int, error)  { c.reads.Add(1); return c.C
 
 // TestTLSGathersFrames: over TLS, a frame of 1 MiB goes out in a couple of
 // writes to the connection under TLS, not one per 16 KiB record, and is
-// read back in a few large reads; the bytes arrive intact both ways.
+// read back in large reads; the bytes arrive intact both ways.
 func TestTLSGathersFrames(t *testing.T) {
 	server, client := testTLS(t)
 	client.ServerName = "127.0.0.1"
@@ -103,7 +103,10 @@ func TestTLSGathersFrames(t *testing.T) {
 	serverWrites, clientReads := sw.Load()-w0, cr.Load()-r0
 	t.Logf("%d frames of 1 MiB: %d writes by the server, %d reads by the client", frames, serverWrites, clientReads)
 	require.LessOrEqual(t, serverWrites, int64(3*frames), "a frame's 65 records are gathered")
-	require.LessOrEqual(t, clientReads, int64(12*frames), "records are read through a large buffer")
+	// Sealed records of 128 KiB: a read for a record's header (and the
+	// first bytes of its body), one or more for the rest of it, as it
+	// arrives; TLS's records of 16 KiB would take at least 64 a frame.
+	require.LessOrEqual(t, clientReads, int64(32*frames), "records are read in large pieces")
 
 	w0 = cw.Load()
 	data := offsetBytes(0, size)

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/binary"
+	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // TLS on the data path. crypto/tls writes every record (at most 16 KiB of
@@ -14,16 +17,32 @@ import (
 // calls each way. A TLS connection made here sits on a gatherConn, which
 // collects the records of one frame and sends them with one write (the
 // Writer brackets each frame with Gather and Flush), and reads through a
-// large buffer.
+// large buffer. Between two strato processes the bytes after the handshake
+// go as sealed records instead (sealed.go).
 
 // gatherSize is the most a gatherConn collects before it sends (a frame
-// larger than this goes out in pieces of it), and its read buffer.
+// larger than this goes out in pieces of it).
 const gatherSize = 1 << 20
+
+// Read buffers: a plain TLS connection reads through a large one; a sealed
+// one through a small one, so that a record's body is read straight into
+// the caller's buffer (sealer.read): two reads a record, the header with
+// the first bytes of the body (copied), then the rest of the body.
+const (
+	tlsReadBuffer    = 256 << 10
+	sealedReadBuffer = 4 << 10
+)
 
 // gatherConn is the connection under a tls.Conn.
 type gatherConn struct {
 	net.Conn
 	r *bufio.Reader
+
+	// bounded: Read stops at the end of each TLS record, so that the
+	// tls.Conn above never holds bytes past the handshake; they are sealed
+	// records, for the sealer (read by the tls.Conn's reader only).
+	bounded bool
+	left    int // bytes of the current TLS record not yet read
 
 	mu        sync.Mutex
 	gathering bool
@@ -31,10 +50,27 @@ type gatherConn struct {
 }
 
 func newGatherConn(nc net.Conn) *gatherConn {
-	return &gatherConn{Conn: nc, r: bufio.NewReaderSize(nc, 256<<10)}
+	return &gatherConn{Conn: nc, r: bufio.NewReaderSize(nc, sealedReadBuffer), bounded: true}
 }
 
-func (g *gatherConn) Read(p []byte) (int, error) { return g.r.Read(p) }
+func (g *gatherConn) Read(p []byte) (int, error) {
+	if !g.bounded {
+		return g.r.Read(p)
+	}
+	if g.left == 0 {
+		h, err := g.r.Peek(5) // a TLS record's header
+		if err != nil {
+			return g.r.Read(p)
+		}
+		g.left = 5 + int(binary.BigEndian.Uint16(h[3:5]))
+	}
+	if len(p) > g.left {
+		p = p[:g.left]
+	}
+	n, err := g.r.Read(p)
+	g.left -= n
+	return n, err
+}
 
 // Write sends p at once, or between Gather and Flush collects it.
 func (g *gatherConn) Write(p []byte) (int, error) {
@@ -50,6 +86,33 @@ func (g *gatherConn) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// writeSealed seals p into the records it sends, at once or between
+// Gather and Flush.
+func (g *gatherConn) writeSealed(s *sealer, p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s.werr != nil {
+		return 0, s.werr
+	}
+	n := 0
+	for n < len(p) {
+		k := min(len(p)-n, gatherSize)
+		var err error
+		if g.buf, err = s.seal(g.buf, p[n:n+k]); err != nil {
+			s.werr = err
+			return 0, err
+		}
+		n += k
+		if len(g.buf) >= gatherSize || (!g.gathering && n == len(p)) {
+			if err := g.sendLocked(); err != nil {
+				s.werr = err // the peer's next record number is lost
+				return 0, err
+			}
+		}
+	}
+	return n, nil
 }
 
 func (g *gatherConn) gather() {
@@ -80,33 +143,127 @@ func (g *gatherConn) sendLocked() error {
 }
 
 // TLSConn is a TLS connection whose records a Writer gathers a frame at a
-// time (Gather, Flush).
+// time (Gather, Flush), and whose bytes after the handshake go as sealed
+// records when both ends offered them (SealedALPN).
 type TLSConn struct {
 	*tls.Conn
 	g *gatherConn
+
+	server bool
+	once   sync.Once
+	hsErr  error
+	s      *sealer // nil: plain TLS records; set by ready
+	sealed atomic.Bool
+}
+
+// ready runs the handshake if it has not run, and sets up what follows it.
+func (c *TLSConn) ready() error {
+	c.once.Do(func() {
+		if c.hsErr = c.Handshake(); c.hsErr != nil {
+			return
+		}
+		st := c.ConnectionState()
+		if st.NegotiatedProtocol != SealedALPN {
+			c.g.bounded = false
+			c.g.r = bufio.NewReaderSize(c.g.r, tlsReadBuffer)
+			return
+		}
+		c.s, c.hsErr = newSealer(st, c.server)
+		c.sealed.Store(c.s != nil)
+	})
+	return c.hsErr
+}
+
+// Sealed reports whether the connection's bytes go as sealed records. It
+// runs the handshake if it has not run.
+func (c *TLSConn) Sealed() bool { return c.ready() == nil && c.s != nil }
+
+// Read reads the plaintext of sealed records, or of TLS records when the
+// peer does not seal; the first Read or Write runs the handshake.
+func (c *TLSConn) Read(p []byte) (int, error) {
+	if err := c.ready(); err != nil {
+		return 0, err
+	}
+	if c.s == nil {
+		return c.Conn.Read(p)
+	}
+	n, err := c.s.read(c.g.r, p)
+	if errors.Is(err, errTLSRecord) {
+		// The peer's TLS stack spoke (an alert after the handshake, such as
+		// a refused certificate): let TLS say what it said.
+		var b [64]byte
+		if _, terr := c.Conn.Read(b[:]); terr != nil {
+			err = terr
+		}
+		c.s.rerr = err
+	}
+	return n, err
+}
+
+// Write sends p as sealed records, or as TLS records when the peer does
+// not seal: at once, or between Gather and Flush with the frame's others.
+func (c *TLSConn) Write(p []byte) (int, error) {
+	if err := c.ready(); err != nil {
+		return 0, err
+	}
+	if c.s == nil {
+		return c.Conn.Write(p)
+	}
+	return c.g.writeSealed(c.s, p)
+}
+
+// Close closes the connection; a sealed one has no TLS to close.
+func (c *TLSConn) Close() error {
+	if c.sealed.Load() {
+		return c.g.Close()
+	}
+	return c.Conn.Close()
 }
 
 // Gather starts collecting the records written from now on.
-func (c *TLSConn) Gather() { c.g.gather() }
+func (c *TLSConn) Gather() {
+	_ = c.ready() // a handshake's own writes are not gathered; its error comes with the next Write
+	c.g.gather()
+}
 
 // Flush sends the records collected since Gather, in one write.
 func (c *TLSConn) Flush() error { return c.g.flush() }
 
 // TLSClient runs a TLS client handshake over nc (closed on failure) and
-// returns the connection, its records gathered a frame at a time.
+// returns the connection, its records gathered a frame at a time, sealed
+// when the server accepts SealedALPN.
 func TLSClient(ctx context.Context, nc net.Conn, cfg *tls.Config) (*TLSConn, error) {
+	return tlsClientOffering(ctx, nc, cfg, SealedALPN)
+}
+
+// tlsClientOffering is TLSClient offering the application protocols
+// protos: none, and the connection keeps TLS records.
+func tlsClientOffering(ctx context.Context, nc net.Conn, cfg *tls.Config, protos ...string) (*TLSConn, error) {
+	cfg = cfg.Clone()
+	cfg.NextProtos = protos
 	g := newGatherConn(nc)
-	tc := tls.Client(g, cfg)
-	if err := tc.HandshakeContext(ctx); err != nil {
+	c := &TLSConn{Conn: tls.Client(g, cfg), g: g}
+	if err := c.HandshakeContext(ctx); err != nil {
 		_ = nc.Close()
 		return nil, err
 	}
-	return &TLSConn{Conn: tc, g: g}, nil
+	if err := c.ready(); err != nil {
+		_ = nc.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // NewTLSListener is tls.NewListener whose connections gather their
-// records a frame at a time.
+// records a frame at a time, and seal them with clients that offer
+// SealedALPN. Its connections' sessions are not resumed: a server sends
+// its tickets after the handshake, where a sealed client expects records.
 func NewTLSListener(inner net.Listener, cfg *tls.Config) net.Listener {
+	if cfg = cfg.Clone(); cfg == nil {
+		cfg = new(tls.Config) // its handshakes fail, as tls.Server's without one
+	}
+	cfg.NextProtos = []string{SealedALPN}
+	cfg.SessionTicketsDisabled = true
 	return tlsListener{Listener: inner, cfg: cfg}
 }
 
@@ -122,7 +279,7 @@ func (l tlsListener) Accept() (net.Conn, error) {
 	}
 	TuneSocket(nc)
 	g := newGatherConn(nc)
-	return &TLSConn{Conn: tls.Server(g, l.cfg), g: g}, nil
+	return &TLSConn{Conn: tls.Server(g, l.cfg), g: g, server: true}, nil
 }
 
 // gatherer is a connection whose writes a Writer brackets, a frame at a
