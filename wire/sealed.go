@@ -155,6 +155,15 @@ func (s *sealer) seal(dst, plain []byte) ([]byte, error) {
 // the peer's TLS stack speaking after the handshake (an alert).
 var errTLSRecord = errors.New("wire: a TLS record where a sealed record was due")
 
+// buffer returns the connection's record buffer, made on first use: only a
+// record that does not fit the caller's buffer needs it.
+func (s *sealer) buffer() []byte {
+	if s.rbuf == nil {
+		s.rbuf = make([]byte, sealedMaxBody)
+	}
+	return s.rbuf
+}
+
 // read reads plaintext into p from the sealed records r delivers.
 func (s *sealer) read(r *bufio.Reader, p []byte) (int, error) {
 	if len(s.plain) > 0 {
@@ -197,19 +206,13 @@ func (s *sealer) read(r *bufio.Reader, p []byte) (int, error) {
 	if direct {
 		body = p[:n]
 	} else {
-		if cap(s.rbuf) < n {
-			s.rbuf = make([]byte, sealedMaxBody)
-		}
-		body = s.rbuf[:n]
+		body = s.buffer()[:n]
 	}
 	got, err := io.ReadFull(r, body[s.got:])
 	s.got += got
 	if err != nil {
 		if direct && s.got > 0 {
-			if cap(s.rbuf) < n {
-				s.rbuf = make([]byte, sealedMaxBody)
-			}
-			copy(s.rbuf, body[:s.got])
+			copy(s.buffer(), body[:s.got])
 		}
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF

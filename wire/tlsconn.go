@@ -152,8 +152,7 @@ type TLSConn struct {
 	server bool
 	once   sync.Once
 	hsErr  error
-	s      *sealer // nil: plain TLS records; set by ready
-	sealed atomic.Bool
+	s      atomic.Pointer[sealer] // nil: plain TLS records; set by ready (Close may run meanwhile)
 }
 
 // ready runs the handshake if it has not run, and sets up what follows it.
@@ -168,15 +167,16 @@ func (c *TLSConn) ready() error {
 			c.g.r = bufio.NewReaderSize(c.g.r, tlsReadBuffer)
 			return
 		}
-		c.s, c.hsErr = newSealer(st, c.server)
-		c.sealed.Store(c.s != nil)
+		s, err := newSealer(st, c.server)
+		c.s.Store(s)
+		c.hsErr = err
 	})
 	return c.hsErr
 }
 
 // Sealed reports whether the connection's bytes go as sealed records. It
 // runs the handshake if it has not run.
-func (c *TLSConn) Sealed() bool { return c.ready() == nil && c.s != nil }
+func (c *TLSConn) Sealed() bool { return c.ready() == nil && c.s.Load() != nil }
 
 // Read reads the plaintext of sealed records, or of TLS records when the
 // peer does not seal; the first Read or Write runs the handshake.
@@ -184,10 +184,11 @@ func (c *TLSConn) Read(p []byte) (int, error) {
 	if err := c.ready(); err != nil {
 		return 0, err
 	}
-	if c.s == nil {
+	s := c.s.Load()
+	if s == nil {
 		return c.Conn.Read(p)
 	}
-	n, err := c.s.read(c.g.r, p)
+	n, err := s.read(c.g.r, p)
 	if errors.Is(err, errTLSRecord) {
 		// The peer's TLS stack spoke (an alert after the handshake, such as
 		// a refused certificate): let TLS say what it said.
@@ -195,7 +196,7 @@ func (c *TLSConn) Read(p []byte) (int, error) {
 		if _, terr := c.Conn.Read(b[:]); terr != nil {
 			err = terr
 		}
-		c.s.rerr = err
+		s.rerr = err
 	}
 	return n, err
 }
@@ -206,15 +207,16 @@ func (c *TLSConn) Write(p []byte) (int, error) {
 	if err := c.ready(); err != nil {
 		return 0, err
 	}
-	if c.s == nil {
+	s := c.s.Load()
+	if s == nil {
 		return c.Conn.Write(p)
 	}
-	return c.g.writeSealed(c.s, p)
+	return c.g.writeSealed(s, p)
 }
 
 // Close closes the connection; a sealed one has no TLS to close.
 func (c *TLSConn) Close() error {
-	if c.sealed.Load() {
+	if c.s.Load() != nil {
 		return c.g.Close()
 	}
 	return c.Conn.Close()
