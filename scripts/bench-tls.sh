@@ -7,10 +7,11 @@
 # system, /usr/bin/time: client, meta and 3 datanodes, the cluster's start
 # included) per GB per replica: what the hosts of a cluster pay between
 # them for each replica's GB, with TLS and without. Each round also
-# measures AES-128-GCM (BenchmarkTLSRecordCipher: sealing and opening 16 KiB
-# records, TLS 1.3's cipher here) and prints the least time the host's cores
-# allow the TLS write: the plain write's CPU plus sealing and opening every
-# replica's bytes once, spread over every core.
+# measures AES-128-GCM (BenchmarkSealedRecordCipher: sealing and opening
+# 128 KiB records, as sealed records do, decisions 0109 and 0110) and
+# prints the least time the host's cores allow the TLS write: the plain
+# write's CPU plus sealing and opening every replica's bytes once, spread
+# over every core.
 #
 # With BASE=path/to/strato (a build before a change), each round also runs
 # TLS with that binary ("tls-base"), the three orders rotating.
@@ -56,8 +57,8 @@ run() { # run MODE ROUND: MODE is plain, tls or tls-base
 # cipher ROUND: AES-128-GCM's sealing and opening rates (MB/s), appended to
 # $OUT/cipher.tsv.
 cipher() {
-  go test ./wire -run '^$' -bench 'BenchmarkTLSRecordCipher' -benchtime 1s -count 3 > "$OUT/cipher-$1.log" 2>&1 || { tail -20 "$OUT/cipher-$1.log" >&2; exit 1; }
-  awk -v r="$1" '/TLSRecordCipher\/(seal|open)/ {split($1, a, "/"); sub(/-[0-9]+$/, "", a[2]); for (i = 1; i < NF; i++) if ($(i+1) == "MB/s") print r "\t" a[2] "\t" $i}' "$OUT/cipher-$1.log" >> "$OUT/cipher.tsv"
+  go test ./wire -run '^$' -bench 'BenchmarkSealedRecordCipher' -benchtime 1s -count 3 > "$OUT/cipher-$1.log" 2>&1 || { tail -20 "$OUT/cipher-$1.log" >&2; exit 1; }
+  awk -v r="$1" '/SealedRecordCipher\/(seal|open)/ {split($1, a, "/"); sub(/-[0-9]+$/, "", a[2]); for (i = 1; i < NF; i++) if ($(i+1) == "MB/s") print r "\t" a[2] "\t" $i}' "$OUT/cipher-$1.log" >> "$OUT/cipher.tsv"
 }
 : > "$OUT/cipher.tsv"
 

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bufio"
-	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
 	"crypto/sha256"
@@ -12,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/strato-io/strato/internal/aesgcm"
 )
 
 // Sealed records (decision 0109). crypto/tls copies every byte it sends
@@ -76,11 +77,7 @@ func (d *sealDir) next() (cipher.AEAD, []byte, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		block, err := aes.NewCipher(key)
-		if err != nil {
-			return nil, nil, err
-		}
-		if d.aead, err = cipher.NewGCM(block); err != nil {
+		if d.aead, err = aesgcm.New(key); err != nil {
 			return nil, nil, err
 		}
 		d.epoch = e
