@@ -101,24 +101,17 @@ func (g *vector) hashPadded(y *[16]byte, b []byte) {
 }
 
 func (g *vector) Seal(dst, nonce, plaintext, ad []byte) []byte {
-	if len(nonce) != nonceSize {
-		panic("aesgcm: incorrect nonce length given to GCM")
-	}
 	if uint64(len(plaintext)) > (1<<32-2)*16 {
 		panic("aesgcm: message too large for GCM")
 	}
-	ret, out := sliceForAppend(dst, len(plaintext)+tagSize)
-	if inexactOverlap(out, plaintext) {
-		panic("aesgcm: invalid buffer overlap")
-	}
+	ret, out := prepare(dst, nonce, plaintext, len(plaintext)+tagSize)
 	// The whole 256-byte pieces in one pass, the rest after.
 	var y [16]byte
 	g.hashPadded(&y, ad)
 	c := counter(nonce, 2)
 	sealBulk(&g.rk, &g.htab, &c, &y, out, plaintext)
 	bulk := len(plaintext) &^ 255
-	c = counter(nonce, 2+uint32(bulk/16))
-	ctr(&g.rk, &c, out[bulk:], plaintext[bulk:])
+	g.ctrFrom(nonce, bulk, out[bulk:], plaintext[bulk:])
 	g.hashPadded(&y, out[bulk:len(plaintext)])
 	t := g.tag(nonce, &y, len(ad), len(plaintext))
 	copy(out[len(plaintext):], t[:])
@@ -126,17 +119,11 @@ func (g *vector) Seal(dst, nonce, plaintext, ad []byte) []byte {
 }
 
 func (g *vector) Open(dst, nonce, ciphertext, ad []byte) ([]byte, error) {
-	if len(nonce) != nonceSize {
-		panic("aesgcm: incorrect nonce length given to GCM")
-	}
 	if len(ciphertext) < tagSize || uint64(len(ciphertext)) > (1<<32-2)*16+tagSize {
 		return nil, errOpen
 	}
 	ct, want := ciphertext[:len(ciphertext)-tagSize], ciphertext[len(ciphertext)-tagSize:]
-	ret, out := sliceForAppend(dst, len(ct))
-	if inexactOverlap(out, ciphertext) {
-		panic("aesgcm: invalid buffer overlap")
-	}
+	ret, out := prepare(dst, nonce, ciphertext, len(ct))
 	// The whole 256-byte pieces are hashed and decrypted in one pass, the
 	// rest hashed; if the tag is wrong, what was decrypted is cleared.
 	var y [16]byte
@@ -150,9 +137,29 @@ func (g *vector) Open(dst, nonce, ciphertext, ad []byte) ([]byte, error) {
 		clear(out[:bulk])
 		return nil, errOpen
 	}
-	c = counter(nonce, 2+uint32(bulk/16))
-	ctr(&g.rk, &c, out[bulk:], ct[bulk:])
+	g.ctrFrom(nonce, bulk, out[bulk:], ct[bulk:])
 	return ret, nil
+}
+
+// ctrFrom runs counter mode over src into dst from the message's byte
+// off (a multiple of 16).
+func (g *vector) ctrFrom(nonce []byte, off int, dst, src []byte) {
+	c := counter(nonce, 2+uint32(off/16))
+	ctr(&g.rk, &c, dst, src)
+}
+
+// prepare checks the nonce and returns dst extended by n bytes (ret) and
+// those n bytes (out), which may be src itself but not overlap it
+// otherwise.
+func prepare(dst, nonce, src []byte, n int) (ret, out []byte) {
+	if len(nonce) != nonceSize {
+		panic("aesgcm: incorrect nonce length given to GCM")
+	}
+	ret, out = sliceForAppend(dst, n)
+	if inexactOverlap(out, src) {
+		panic("aesgcm: invalid buffer overlap")
+	}
+	return ret, out
 }
 
 // sliceForAppend extends in by n bytes: head is the whole, tail the n.

@@ -156,17 +156,6 @@ powers:
 	VEXTRACTI128 $1, y, tx; \
 	VPXOR tx, x, x
 
-// MULACC adds the products of data d and powers p (each lane by its own)
-// into Z4 (low), Z5 (high) and Z6 (middle), with Z8..Z11 scratch.
-#define MULACC(d, p) \
-	VPCLMULQDQ $0x00, p, d, Z8; \
-	VPCLMULQDQ $0x11, p, d, Z9; \
-	VPCLMULQDQ $0x01, p, d, Z10; \
-	VPCLMULQDQ $0x10, p, d, Z11; \
-	VPXORQ Z8, Z4, Z4; \
-	VPXORQ Z9, Z5, Z5; \
-	VPTERNLOGQ $0x96, Z10, Z11, Z6
-
 // FINISH reduces Z4, Z5, Z6 into the hash X7.
 #define FINISH \
 	FOLD(Z4, Y4, X4, Y8, X8); \
@@ -180,7 +169,9 @@ powers:
 	VMOVDQU X4, X7
 
 // func ghash(htab *[256]byte, y *[16]byte, data []byte)
-// Hashes whole blocks of data into y (in GHASH's representation).
+// Hashes whole blocks of data into y (in GHASH's representation), four at
+// a time and then one: what the bulk functions leave (under 256 bytes),
+// the additional data and the lengths.
 TEXT ·ghash(SB), NOSPLIT, $0-40
 	MOVQ htab+0(FP), AX
 	MOVQ y+8(FP), BX
@@ -190,37 +181,6 @@ TEXT ·ghash(SB), NOSPLIT, $0-40
 	VMOVDQU bswap<>(SB), X13
 	VBROADCASTI32X4 bswap<>(SB), Z31
 	VMOVDQU (BX), X7
-
-	CMPQ CX, $256
-	JB   quads
-	VMOVDQU64 0(AX), Z16
-	VMOVDQU64 64(AX), Z17
-	VMOVDQU64 128(AX), Z18
-	VMOVDQU64 192(AX), Z19
-
-sixteens:
-	VMOVDQU64 0(SI), Z0
-	VMOVDQU64 64(SI), Z1
-	VMOVDQU64 128(SI), Z2
-	VMOVDQU64 192(SI), Z3
-	VPSHUFB Z31, Z0, Z0
-	VPSHUFB Z31, Z1, Z1
-	VPSHUFB Z31, Z2, Z2
-	VPSHUFB Z31, Z3, Z3
-	VPXORQ Z7, Z0, Z0
-	VPCLMULQDQ $0x00, Z16, Z0, Z4
-	VPCLMULQDQ $0x11, Z16, Z0, Z5
-	VPCLMULQDQ $0x01, Z16, Z0, Z6
-	VPCLMULQDQ $0x10, Z16, Z0, Z8
-	VPXORQ Z8, Z6, Z6
-	MULACC(Z1, Z17)
-	MULACC(Z2, Z18)
-	MULACC(Z3, Z19)
-	FINISH
-	ADDQ $256, SI
-	SUBQ $256, CX
-	CMPQ CX, $256
-	JAE  sixteens
 
 quads:
 	CMPQ CX, $64
@@ -283,57 +243,38 @@ done:
 	VPADDD Z28, Z27, Z27; \
 	VPXORQ Z16, z, z
 
+// CTRSETUP loads the round keys at AX into Z16..Z26 and the counters
+// from the block at DX into Z27..Z29.
+#define CTRSETUP \
+	VBROADCASTI32X4 0(AX), Z16; \
+	VBROADCASTI32X4 16(AX), Z17; \
+	VBROADCASTI32X4 32(AX), Z18; \
+	VBROADCASTI32X4 48(AX), Z19; \
+	VBROADCASTI32X4 64(AX), Z20; \
+	VBROADCASTI32X4 80(AX), Z21; \
+	VBROADCASTI32X4 96(AX), Z22; \
+	VBROADCASTI32X4 112(AX), Z23; \
+	VBROADCASTI32X4 128(AX), Z24; \
+	VBROADCASTI32X4 144(AX), Z25; \
+	VBROADCASTI32X4 160(AX), Z26; \
+	VBROADCASTI32X4 (DX), Z27; \
+	VPADDD lanes<>(SB), Z27, Z27; \
+	VBROADCASTI32X4 four<>(SB), Z28; \
+	VBROADCASTI32X4 ctrswap<>(SB), Z29
+
 // func ctr(rk *[176]byte, ctr *[16]byte, dst, src []byte)
 // XORs src with the key stream from ctr (a nonce's 12 bytes, then a
-// 32-bit counter stored little-endian) into dst; len(dst) >= len(src).
+// 32-bit counter stored little-endian) into dst, four blocks at a time;
+// len(dst) >= len(src). For what the bulk functions leave (under 256
+// bytes) and the tag's mask.
 TEXT ·ctr(SB), NOSPLIT, $0-64
 	MOVQ rk+0(FP), AX
-	MOVQ ctr+8(FP), BX
+	MOVQ ctr+8(FP), DX
 	MOVQ dst_base+16(FP), DI
 	MOVQ src_base+40(FP), SI
 	MOVQ src_len+48(FP), CX
 
-	VBROADCASTI32X4 0(AX), Z16
-	VBROADCASTI32X4 16(AX), Z17
-	VBROADCASTI32X4 32(AX), Z18
-	VBROADCASTI32X4 48(AX), Z19
-	VBROADCASTI32X4 64(AX), Z20
-	VBROADCASTI32X4 80(AX), Z21
-	VBROADCASTI32X4 96(AX), Z22
-	VBROADCASTI32X4 112(AX), Z23
-	VBROADCASTI32X4 128(AX), Z24
-	VBROADCASTI32X4 144(AX), Z25
-	VBROADCASTI32X4 160(AX), Z26
-	VBROADCASTI32X4 (BX), Z27
-	VPADDD lanes<>(SB), Z27, Z27
-	VBROADCASTI32X4 four<>(SB), Z28
-	VBROADCASTI32X4 ctrswap<>(SB), Z29
-
-	CMPQ CX, $256
-	JB   ctrquads
-
-ctrsixteens:
-	BLOCKS(Z0)
-	BLOCKS(Z1)
-	BLOCKS(Z2)
-	BLOCKS(Z3)
-	ENC(Z0)
-	ENC(Z1)
-	ENC(Z2)
-	ENC(Z3)
-	VPXORQ 0(SI), Z0, Z0
-	VPXORQ 64(SI), Z1, Z1
-	VPXORQ 128(SI), Z2, Z2
-	VPXORQ 192(SI), Z3, Z3
-	VMOVDQU64 Z0, 0(DI)
-	VMOVDQU64 Z1, 64(DI)
-	VMOVDQU64 Z2, 128(DI)
-	VMOVDQU64 Z3, 192(DI)
-	ADDQ $256, SI
-	ADDQ $256, DI
-	SUBQ $256, CX
-	CMPQ CX, $256
-	JAE  ctrsixteens
+	CTRSETUP
 
 ctrquads:
 	CMPQ CX, $64
@@ -364,8 +305,9 @@ ctrdone:
 	VZEROUPPER
 	RET
 
-// MULACCM adds the products of data d and the powers at off(BX) into Z4,
-// Z5 and Z6, as MULACC.
+// MULACCM adds the products of data d and the powers at off(BX) (each
+// lane by its own) into Z4 (low), Z5 (high) and Z6 (middle), with Z8..Z11
+// scratch.
 #define MULACCM(d, off) \
 	VPCLMULQDQ $0x00, off(BX), d, Z8; \
 	VPCLMULQDQ $0x11, off(BX), d, Z9; \
@@ -398,21 +340,7 @@ ctrdone:
 // and cuts CX to whole 256-byte pieces.
 #define BULKSETUP \
 	ANDQ $~255, CX; \
-	VBROADCASTI32X4 0(AX), Z16; \
-	VBROADCASTI32X4 16(AX), Z17; \
-	VBROADCASTI32X4 32(AX), Z18; \
-	VBROADCASTI32X4 48(AX), Z19; \
-	VBROADCASTI32X4 64(AX), Z20; \
-	VBROADCASTI32X4 80(AX), Z21; \
-	VBROADCASTI32X4 96(AX), Z22; \
-	VBROADCASTI32X4 112(AX), Z23; \
-	VBROADCASTI32X4 128(AX), Z24; \
-	VBROADCASTI32X4 144(AX), Z25; \
-	VBROADCASTI32X4 160(AX), Z26; \
-	VBROADCASTI32X4 (DX), Z27; \
-	VPADDD lanes<>(SB), Z27, Z27; \
-	VBROADCASTI32X4 four<>(SB), Z28; \
-	VBROADCASTI32X4 ctrswap<>(SB), Z29; \
+	CTRSETUP; \
 	VBROADCASTI32X4 bswap<>(SB), Z31; \
 	VMOVDQU poly<>(SB), X14; \
 	VMOVDQU (R8), X7
