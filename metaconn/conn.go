@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/strato-io/strato/internal/reconnect"
 	"github.com/strato-io/strato/leader"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
@@ -91,7 +92,7 @@ func Dial(addrs []string, classify func(error) error, opts ...grpc.DialOption) (
 	}
 	m := &Conn{
 		redirect: leader.Redirector{Addrs: addrs, Hint: LeaderHint},
-		opts:     append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...),
+		opts:     append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), reconnect.DialOption()}, opts...),
 		attempt:  DefaultAttemptTimeout,
 		classify: classify,
 		conns:    map[string]*grpc.ClientConn{},

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/strato-io/strato/internal/reconnect"
 	"github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -185,7 +186,9 @@ func (p *peer) client() (stratov1.RaftServiceClient, error) {
 		if len(opts) == 0 {
 			opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 		}
-		conn, err := grpc.NewClient(p.addr, opts...)
+		// A peer back from an outage hears from the leader within a
+		// second, not after gRPC's default backoff of up to 2 minutes.
+		conn, err := grpc.NewClient(p.addr, append([]grpc.DialOption{reconnect.DialOption()}, opts...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -314,12 +317,7 @@ const removedMsg = "consensus: the sender was removed from the group"
 func (p *peer) flush(stream stratov1.RaftService_SendClient, batch *stratov1.RaftBatch) error {
 	if err := stream.Send(batch); err != nil {
 		p.t.n.metrics.messagesDropped.Add(uint64(len(batch.Messages)))
-		if errors.Is(err, io.EOF) {
-			// The receiver ended the stream: its status says why.
-			if _, rerr := stream.CloseAndRecv(); rerr != nil {
-				err = rerr
-			}
-		}
+		err = whyEnded(err, stream.CloseAndRecv)
 		if st, ok := status.FromError(err); ok && st.Code() == codes.FailedPrecondition && st.Message() == removedMsg {
 			select {
 			case p.t.n.removedc <- p.id:
@@ -330,6 +328,17 @@ func (p *peer) flush(stream stratov1.RaftService_SendClient, batch *stratov1.Raf
 	}
 	p.t.n.metrics.messagesSent.Add(uint64(len(batch.Messages)))
 	return nil
+}
+
+// whyEnded returns the receiver's status when a send failed with io.EOF
+// (the receiver ended the stream), else err.
+func whyEnded(err error, closeAndRecv func() (*stratov1.RaftAck, error)) error {
+	if errors.Is(err, io.EOF) {
+		if _, rerr := closeAndRecv(); rerr != nil {
+			return rerr
+		}
+	}
+	return err
 }
 
 // open opens a Send stream; cancel ends it.
@@ -409,7 +418,7 @@ func (p *peer) streamSnapshot(m *pb.Message, pinned pinnedSnapshot) error {
 		total++
 		if len(arena) >= snapshotChunkSize {
 			if err := stream.Send(chunk); err != nil {
-				return err
+				return whyEnded(err, stream.CloseAndRecv)
 			}
 			chunk, arena = &stratov1.SnapshotChunk{}, nil
 		}
@@ -419,7 +428,7 @@ func (p *peer) streamSnapshot(m *pb.Message, pinned pinnedSnapshot) error {
 	}
 	chunk.Total, chunk.Final = total, true
 	if err := stream.Send(chunk); err != nil {
-		return err
+		return whyEnded(err, stream.CloseAndRecv)
 	}
 	_, err = stream.CloseAndRecv()
 	return err
