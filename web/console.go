@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strato-io/strato/client"
+	"github.com/strato-io/strato/internal/reconnect"
 	stratov1 "github.com/strato-io/strato/proto/strato/v1"
 )
 
@@ -227,7 +228,7 @@ func (c *Console) replicaStatus(ctx context.Context, addr string) (*stratov1.Met
 		if c.opts.TLS != nil {
 			creds = credentials.NewTLS(c.opts.TLS)
 		}
-		if cc, err = grpc.NewClient(addr, grpc.WithTransportCredentials(creds)); err != nil {
+		if cc, err = grpc.NewClient(addr, grpc.WithTransportCredentials(creds), reconnect.DialOption()); err != nil {
 			c.mu.Unlock()
 			return nil, err
 		}
