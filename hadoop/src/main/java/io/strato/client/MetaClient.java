@@ -346,6 +346,13 @@ public final class MetaClient implements Closeable {
       } else if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED) {
         // Not performed (refused), performed once at most (a request ID), a
         // read, or safe mode: all safe to send again.
+        if (code == Status.Code.UNAVAILABLE) {
+          // A replica that could not be reached is tried again on the next
+          // call to it, not after gRPC's backoff (up to 2 minutes after a
+          // long outage; decision 0111). The loop's own pause bounds the
+          // attempts to one a second.
+          channel(addr).resetConnectBackoff();
+        }
         if (refused && !answered && elapsedMs >= REFUSED_TIMEOUT_MS) {
           throw new MetaException(Status.Code.UNAVAILABLE, null,
               "strato: no meta replica answered at " + String.join(",", addrs) + " within "
