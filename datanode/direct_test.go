@@ -24,18 +24,25 @@ func TestPeerReadsDirect(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var server, client *tls.Config
 			if secure {
-				ca := t.TempDir()
-				require.NoError(t, certs.InitCA(ca))
-				require.NoError(t, certs.Issue(ca, ca, "dn", []string{"127.0.0.1"}))
-				var err error
-				server, err = certs.ServerConfig(filepath.Join(ca, "dn.crt"), filepath.Join(ca, "dn.key"), filepath.Join(ca, certs.CACert))
-				require.NoError(t, err)
-				client, err = certs.ClientConfig(filepath.Join(ca, certs.CACert), "", "")
-				require.NoError(t, err)
+				server, client = testTLS(t)
 			}
 			testPeerReadsDirect(t, nodeConfig{tls: server}, wire.ConnOptions{TLS: client})
 		})
 	}
+}
+
+// testTLS returns a datanode's TLS configuration and its clients', from a
+// new CA.
+func testTLS(t *testing.T) (server, client *tls.Config) {
+	t.Helper()
+	ca := t.TempDir()
+	require.NoError(t, certs.InitCA(ca))
+	require.NoError(t, certs.Issue(ca, ca, "dn", []string{"127.0.0.1"}))
+	server, err := certs.ServerConfig(filepath.Join(ca, "dn.crt"), filepath.Join(ca, "dn.key"), filepath.Join(ca, certs.CACert))
+	require.NoError(t, err)
+	client, err = certs.ClientConfig(filepath.Join(ca, certs.CACert), "", "")
+	require.NoError(t, err)
+	return server, client
 }
 
 func testPeerReadsDirect(t *testing.T, cfg nodeConfig, opts wire.ConnOptions) {

@@ -19,7 +19,7 @@ import (
 
 // handle runs one request and writes its response. It runs in the
 // request's own goroutine; responses go out in completion order.
-func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, payload []byte, check sumsCheck) {
+func (c *conn) handle(ctx context.Context, h wire.FrameHeader, m wire.Message, payload []byte, check arrival) {
 	var (
 		resp wire.Message
 		err  error
@@ -196,7 +196,8 @@ func codeOf(err error) wire.Code {
 // that a chunk damaged between client and leader fails the request alone,
 // without followers to blame; followers verify again what they receive.
 // check is what reading the payload found (readVerified): a chunk checked
-// as it arrived is not checked again.
+// as it arrived is not checked again, and one that arrived as pass records
+// goes to each follower as those records when its connection takes them.
 //
 // With commit (a WRITE_COMMIT, whose chunk m is), every replica then
 // commits the block at the chunk's end, as putBlock does, and writeChunk
@@ -206,7 +207,7 @@ func codeOf(err error) wire.Code {
 // required): the leader presents it to each follower, once per connection,
 // before the first request of the block it forwards there.
 func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, commit *wire.WriteCommitRequest, data []byte,
-	check sumsCheck, fromPeer bool, token []byte) (bcsID uint64, err error) {
+	check arrival, fromPeer bool, token []byte) (bcsID uint64, err error) {
 	// What readers read first goes through the page cache, so that a read
 	// soon after the write finds the block in memory: the pipeline
 	// leader's copy (the replica with followers: members are listed leader
@@ -255,13 +256,18 @@ func (s *Server) writeChunk(ctx context.Context, m *wire.WriteChunkRequest, comm
 		if err := c.Authorize(ctx, token); err != nil {
 			return err
 		}
+		var ferr error
 		if commit == nil {
-			return c.WriteChunk(ctx, &fwd, data)
+			ferr = c.ForwardChunk(ctx, &fwd, data, check.sealed)
+		} else {
+			fc := *commit
+			fc.Followers = nil
+			_, ferr = c.ForwardCommit(ctx, &fc, data, check.sealed)
 		}
-		fc := *commit
-		fc.Followers = nil
-		_, err := c.WriteCommit(ctx, &fc, data)
-		return err
+		if ferr == nil && check.sealed != nil && c.PassRecords() {
+			s.m.forwardedSealed.Add(int64(len(data)))
+		}
+		return ferr
 	})
 	return bcsID, err
 }

@@ -65,6 +65,33 @@ func TestPipeline(t *testing.T) {
 	require.Zero(t, nodes[1].srv.Metrics().Forwarded, "followers do not forward")
 }
 
+// TestPipelineTLSPassRecords: under TLS, a leader sends each chunk of at
+// least wire.PassMin to its followers as the pass records the client sealed
+// (decision 0112), and every replica holds the client's bytes.
+func TestPipelineTLSPassRecords(t *testing.T) {
+	server, client := testTLS(t)
+	cfg := nodeConfig{tls: server}
+	cfg.server.Forward.Conn.TLS = client
+	nodes := startPipeline(t, cfg)
+	c, err := wire.Dial(context.Background(), nodes[0].addr, wire.ConnOptions{ClientID: t.Name(), TLS: client})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	require.True(t, c.PassRecords())
+
+	b := bid(1, 1)
+	data := pattern(5, 0, 3<<20+12345) // three chunks of 1 MiB and one of 12,345 bytes
+	writeBlock(t, c, b, data, 1<<20, followersOf(nodes), true)
+	for _, n := range nodes {
+		nc, err := wire.Dial(context.Background(), n.addr, wire.ConnOptions{ClientID: t.Name(), TLS: client})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = nc.Close() })
+		require.Equal(t, data, readRange(t, nc, b, 0, len(data)), "on %s", n.addr)
+	}
+	m := nodes[0].srv.Metrics()
+	require.Equal(t, int64(2*3<<20), m.ForwardedSealed, "the three 1 MiB chunks to each follower; the last one resealed")
+	require.Zero(t, m.ForwardErrors)
+}
+
 // TestPipelineFollowerDown: with a follower down, the leader fails the
 // request naming it (UNAVAILABLE), having written locally and to the other
 // follower; nothing is committed anywhere.

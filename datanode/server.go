@@ -38,7 +38,9 @@ type ServerOptions struct {
 	// MaxBufferedBytes bounds the request payloads held in memory at once,
 	// separately for requests with followers (pipeline leaders, which wait
 	// for other datanodes) and without (which never do, so leaders waiting
-	// on each other cannot starve followers). Default: 512 MiB.
+	// on each other cannot starve followers; a leader's chunk kept as the
+	// pass records it arrived in counts twice, decision 0112). Default:
+	// 512 MiB.
 	MaxBufferedBytes int64
 	// IdleTimeout closes a connection that sent no frame for that long.
 	// Default: 5 minutes.
@@ -317,6 +319,10 @@ type ServerMetrics struct {
 	// Forwarded counts requests sent to followers; ForwardErrors those that
 	// failed.
 	Forwarded, ForwardErrors int64
+	// ForwardedSealed counts the chunk bytes sent to followers as the pass
+	// records they arrived in, sealed by the client and not again here
+	// (decision 0112).
+	ForwardedSealed int64
 	// Tokens counts the block tokens verified; TokensRefused those refused.
 	Tokens, TokensRefused int64
 	// LocalReads counts the READ_LOCAL requests answered with files;
@@ -326,7 +332,7 @@ type ServerMetrics struct {
 
 type metrics struct {
 	connsAccepted, requests, errors, bytesIn, bytesOut, forwarded, forwardErrors atomic.Int64
-	tokens, tokensRefused, localReads, localBytes                                atomic.Int64
+	forwardedSealed, tokens, tokensRefused, localReads, localBytes               atomic.Int64
 }
 
 // Metrics returns a snapshot of the server's counters.
@@ -338,7 +344,7 @@ func (s *Server) Metrics() ServerMetrics {
 		ConnsOpen: open, ConnsAccepted: s.m.connsAccepted.Load(),
 		Requests: s.m.requests.Load(), Errors: s.m.errors.Load(),
 		BytesIn: s.m.bytesIn.Load(), BytesOut: s.m.bytesOut.Load(),
-		Forwarded: s.m.forwarded.Load(), ForwardErrors: s.m.forwardErrors.Load(),
+		Forwarded: s.m.forwarded.Load(), ForwardErrors: s.m.forwardErrors.Load(), ForwardedSealed: s.m.forwardedSealed.Load(),
 		Tokens: s.m.tokens.Load(), TokensRefused: s.m.tokensRefused.Load(),
 		LocalReads: s.m.localReads.Load(), LocalBytes: s.m.localBytes.Load(),
 	}
@@ -460,21 +466,30 @@ func (c *conn) next(ctx context.Context) bool {
 		payload []byte
 		buf     *[]byte
 		mem     *budget
-		check   sumsCheck
+		need    int64 // of mem
+		check   arrival
 	)
 	if n := c.r.Remaining(); n > 0 {
 		mem = c.s.followerMem
+		leader := false
 		switch w := m.(type) {
 		case *wire.WriteChunkRequest:
-			if len(w.Followers) > 0 {
-				mem = c.s.leaderMem
-			}
+			leader = len(w.Followers) > 0
 		case *wire.WriteCommitRequest:
-			if len(w.Followers) > 0 {
-				mem = c.s.leaderMem
-			}
+			leader = len(w.Followers) > 0
 		}
-		ok, waited := mem.acquire(ctx, n)
+		// A leader's chunk that may come as pass records is kept as it
+		// came too, to be sent on as it is (decision 0112).
+		tc, _ := c.nc.(*wire.TLSConn)
+		keep := leader && n >= wire.PassMin && tc != nil && tc.PassRecords()
+		need = n
+		if leader {
+			mem = c.s.leaderMem
+		}
+		if keep {
+			need += int64(wire.SealedLen(int(n)))
+		}
+		ok, waited := mem.acquire(ctx, need)
 		if !ok {
 			release()
 			return false
@@ -484,16 +499,28 @@ func (c *conn) next(ctx context.Context) bool {
 		}
 		buf = getBuffer(int(n))
 		payload = (*buf)[:n]
+		var sealed *wire.Capture
+		if keep {
+			sealed = getCapture()
+			tc.Capture(sealed)
+		}
 		var err error
 		if sums, ok := chunkSums(m); ok {
 			check, err = readVerified(c.r, payload, sums)
 		} else {
 			err = c.r.ReadPayload(payload)
 		}
+		if sealed != nil {
+			if tc.EndCapture(len(payload)) && err == nil {
+				check.sealed = sealed
+			} else {
+				putCapture(sealed)
+			}
+		}
 		if err != nil {
 			// Truncated: the request is dropped, nothing of it written.
 			putBuffer(buf)
-			mem.release(n)
+			mem.release(need)
 			release()
 			c.s.log.Debug("datanode: connection ended inside a frame", "remote", c.remote, "type", h.Type, "id", h.RequestID, "err", err)
 			return false
@@ -504,7 +531,10 @@ func (c *conn) next(ctx context.Context) bool {
 		defer func() {
 			if buf != nil {
 				putBuffer(buf)
-				mem.release(int64(len(payload)))
+				if check.sealed != nil {
+					putCapture(check.sealed)
+				}
+				mem.release(need)
 			}
 			release()
 			c.wg.Done()
@@ -629,13 +659,23 @@ func loopback(a net.Addr) bool {
 	return ok && t.IP.IsLoopback()
 }
 
-// sumsCheck is what reading a chunk's payload found of its checksums.
-type sumsCheck struct {
+// arrival is what reading a chunk's payload found.
+type arrival struct {
 	// done: the payload was checked against its checksums as it arrived.
 	done bool
 	// err is the first mismatch found (with done).
 	err error
+	// sealed holds the pass records the payload of a pipeline leader's
+	// chunk arrived in (nil: it came otherwise), which go to followers as
+	// they are (decision 0112).
+	sealed *wire.Capture
 }
+
+// capturePool holds the buffers of pass records kept.
+var capturePool = sync.Pool{New: func() any { return new(wire.Capture) }}
+
+func getCapture() *wire.Capture  { return capturePool.Get().(*wire.Capture) }
+func putCapture(c *wire.Capture) { capturePool.Put(c) }
 
 // chunkSums returns the checksums of the chunk m carries, if it carries one
 // with checksums to check.
@@ -666,7 +706,7 @@ const verifyReadSize = 128 << 10
 // verifyReadSize. A mismatch does not stop the reading (the stream stays
 // in step): it is returned in the sumsCheck, and err is for the connection
 // alone.
-func readVerified(r *wire.Reader, p []byte, sums checksum.Data) (check sumsCheck, err error) {
+func readVerified(r *wire.Reader, p []byte, sums checksum.Data) (check arrival, err error) {
 	if sums.Validate() != nil || sums.Count() != checksum.Windows(int64(len(p)), sums.BytesPerChecksum) {
 		return check, r.ReadPayload(p) // malformed: the write refuses it whole
 	}

@@ -271,6 +271,7 @@ var serverMetrics = []metric[datanode.ServerMetrics]{
 	counter("strato_datanode_local_read_bytes_total", "block bytes handed out as files (READ_LOCAL)", func(m datanode.ServerMetrics) float64 { return float64(m.LocalBytes) }),
 	counter("strato_datanode_forwarded_total", "requests a pipeline leader forwarded to its followers", func(m datanode.ServerMetrics) float64 { return float64(m.Forwarded) }),
 	counter("strato_datanode_forward_errors_total", "forwarded requests that failed", func(m datanode.ServerMetrics) float64 { return float64(m.ForwardErrors) }),
+	counter("strato_datanode_forwarded_sealed_bytes_total", "chunk bytes a pipeline leader sent to its followers as the pass records they arrived in (TLS: sealed once, by the client)", func(m datanode.ServerMetrics) float64 { return float64(m.ForwardedSealed) }),
 }
 
 var (

@@ -120,8 +120,9 @@ const MaxGrants = 4096
 
 type call struct {
 	typ    Type
-	buf    []byte // where the payload goes, if large enough
-	verify bool   // a READ_CHUNK response's payload is verified as it arrives
+	buf    []byte   // where the payload goes, if large enough
+	verify bool     // a READ_CHUNK response's payload is verified as it arrives
+	capt   *Capture // the request's payload as pass records, to send on (ForwardChunk)
 	done   chan struct{}
 
 	msg     Message
@@ -442,7 +443,7 @@ func (c *Conn) do(ctx context.Context, m Message, payload []byte, cl *call) (Mes
 		c.lastUsed.Store(time.Now().UnixNano())
 	}()
 
-	if err := c.w.WriteMessage(ctx, id, m, payload); err != nil {
+	if err := c.w.writeMessage(ctx, id, m, payload, cl.capt); err != nil {
 		if !errors.Is(err, ErrWriterBroken) {
 			// Nothing was written (the context ended while waiting for
 			// the connection, or the header is too large): the
@@ -490,9 +491,23 @@ func (c *Conn) Ping(ctx context.Context, clientID string) (*PingResponse, error)
 // from len(data)). With followers listed, the datanode acknowledges only
 // when every replica holds the chunk.
 func (c *Conn) WriteChunk(ctx context.Context, req *WriteChunkRequest, data []byte) error {
+	return c.ForwardChunk(ctx, req, data, nil)
+}
+
+// PassRecords reports whether the connection takes pass records
+// (TLSConn.PassRecords): ForwardChunk sends a kept payload as it came.
+func (c *Conn) PassRecords() bool {
+	tc, ok := c.nc.(*TLSConn)
+	return ok && tc.PassRecords()
+}
+
+// ForwardChunk is WriteChunk for a pipeline leader whose chunk data
+// arrived as the pass records cp kept (nil: it did not): they go to the
+// follower as they are when its connection takes them (decision 0112).
+func (c *Conn) ForwardChunk(ctx context.Context, req *WriteChunkRequest, data []byte, cp *Capture) error {
 	r := *req
 	r.Length = uint32(len(data))
-	_, _, err := c.Do(ctx, &r, data, nil)
+	_, _, err := c.do(ctx, &r, data, &call{capt: cp})
 	return err
 }
 
@@ -510,10 +525,15 @@ func (c *Conn) PutBlock(ctx context.Context, req *PutBlockRequest) (*PutBlockRes
 // connection of version 3 or later, a WRITE_CHUNK and then a PUT_BLOCK on
 // an older one.
 func (c *Conn) WriteCommit(ctx context.Context, req *WriteCommitRequest, data []byte) (*WriteCommitResponse, error) {
+	return c.ForwardCommit(ctx, req, data, nil)
+}
+
+// ForwardCommit is WriteCommit for a pipeline leader, as ForwardChunk.
+func (c *Conn) ForwardCommit(ctx context.Context, req *WriteCommitRequest, data []byte, cp *Capture) (*WriteCommitResponse, error) {
 	r := *req
 	r.Length = uint32(len(data))
 	if c.Version() < VersionWriteCommit {
-		if err := c.WriteChunk(ctx, r.Write(), data); err != nil {
+		if err := c.ForwardChunk(ctx, r.Write(), data, cp); err != nil {
 			return nil, err
 		}
 		pr, err := c.PutBlock(ctx, r.Put())
@@ -522,7 +542,7 @@ func (c *Conn) WriteCommit(ctx context.Context, req *WriteCommitRequest, data []
 		}
 		return &WriteCommitResponse{BCSID: pr.BCSID}, nil
 	}
-	m, _, err := c.Do(ctx, &r, data, nil)
+	m, _, err := c.do(ctx, &r, data, &call{capt: cp})
 	if err != nil {
 		return nil, err
 	}

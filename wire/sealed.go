@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/cipher"
 	"crypto/hkdf"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/binary"
@@ -31,14 +32,33 @@ import (
 // it there. A record that fails to open, arrives out of order or is
 // replayed ends the connection, as in TLS. A peer that does not offer it
 // (an older strato, the Java connector) gets plain TLS.
+//
+// Pass records (SealedPassALPN, decision 0112). A large write goes as a
+// key record, sealed under the connection's key, that names a fresh
+// random key, an IV and how many bytes follow, and then as pass records
+// sealed under that key alone. A pipeline leader that reads a chunk's
+// payload so keeps the records (Capture) and sends them on to each
+// follower as they came, after a key record of its own connection:
+// every replica's bytes are sealed once, by the client, where each hop
+// sealed them again. What the connection's sequence numbers guarded the
+// key record's length guards: a pass record where none is due, or none
+// where one is, ends the connection, and within a run each record's
+// nonce is the key's IV xor its number, so that none can be dropped,
+// replayed or moved.
 
 // SealedALPN is the application protocol a data-path TLS client offers,
-// and a data-path server accepts, for sealed records.
-const SealedALPN = "strato-sealed/1"
+// and a data-path server accepts, for sealed records; SealedPassALPN adds
+// pass records. Both ends prefer the latter.
+const (
+	SealedALPN     = "strato-sealed/1"
+	SealedPassALPN = "strato-sealed/2"
+)
 
 const (
 	sealedLabel      = "EXPORTER-strato-sealed-records"
 	sealedRecordType = 0xA5 // not a TLS content type (20-24)
+	sealedKeyType    = 0xA6 // a pass key, sealed under the connection's key
+	sealedPassType   = 0xA7 // a pass record, sealed under the last pass key
 	sealedHeaderLen  = 4    // type, 24-bit length of the sealed body
 	sealedTagLen     = 16
 	// sealedMaxBody is the most a record's body holds: 128 KiB, the pieces
@@ -49,7 +69,14 @@ const (
 	sealedKeyLen    = 16 // AES-128
 	sealedSecretLen = 32 // each direction's, from which its keys are derived
 	sealedIVLen     = 12
+	// passKeyLen is a key record's plaintext: the key, the IV, and the
+	// length of the pass records' plaintext that follows (8 bytes).
+	passKeyLen = sealedKeyLen + sealedIVLen + 8
 )
+
+// PassMin is the least a write to a connection with pass records must
+// hold to go as a run of them.
+const PassMin = 64 << 10
 
 // sealedEpochRecords is how many records a key seals before the next one
 // takes over: 2^17 records of 128 KiB, 16 GiB, well inside AES-GCM's limit
@@ -60,6 +87,10 @@ var sealedEpochRecords uint64 = 1 << 17
 // errSealedAuth is a record that did not open: the bytes were changed,
 // reordered or replayed on the way.
 var errSealedAuth = errors.New("wire: sealed record failed authentication")
+
+// errPassOrder is a pass record where none was due, or another record
+// where one was: records were dropped or inserted on the way.
+var errPassOrder = errors.New("wire: sealed records out of order")
 
 // sealDir is one direction of a sealed connection.
 type sealDir struct {
@@ -82,21 +113,32 @@ func (d *sealDir) next() (cipher.AEAD, []byte, error) {
 		}
 		d.epoch = e
 	}
+	n := recordNonce(&d.iv, d.seq)
+	d.seq++
+	return d.aead, n, nil
+}
+
+// recordNonce returns record seq's nonce: iv with its last 8 bytes xored
+// with seq, as in TLS 1.3.
+func recordNonce(iv *[sealedIVLen]byte, seq uint64) []byte {
 	var n [sealedIVLen]byte
-	copy(n[:], d.iv[:])
+	copy(n[:], iv[:])
 	var s [8]byte
-	binary.BigEndian.PutUint64(s[:], d.seq)
+	binary.BigEndian.PutUint64(s[:], seq)
 	for i := range s {
 		n[sealedIVLen-8+i] ^= s[i]
 	}
-	d.seq++
-	return d.aead, n[:], nil
+	return n[:]
 }
 
 // sealer holds a sealed connection's two directions and its read state.
 type sealer struct {
 	out, in sealDir
 	werr    error // sticky: a record was sealed and not sent
+	pass    bool  // the peer reads and writes pass records (SealedPassALPN)
+
+	rpass passRun  // the pass records being read
+	capt  *Capture // where they are kept (Capture)
 
 	// Read state. A record being read survives a read that fails part way
 	// (a deadline), in rbuf.
@@ -106,6 +148,118 @@ type sealer struct {
 	partial bool // rbuf[:got] holds part of the record whose header is hdr
 	got     int
 	hdr     [sealedHeaderLen]byte
+}
+
+// passRun is a run of pass records: their key, and what is left of them.
+type passRun struct {
+	aead cipher.AEAD
+	iv   [sealedIVLen]byte
+	seq  uint64
+	left int64 // plaintext bytes
+}
+
+// start begins the run a key record's plaintext names.
+func (r *passRun) start(k []byte) error {
+	aead, err := aesgcm.New(k[:sealedKeyLen])
+	if err != nil {
+		return err
+	}
+	n := binary.BigEndian.Uint64(k[sealedKeyLen+sealedIVLen:])
+	if n == 0 || n > 1<<40 {
+		return fmt.Errorf("wire: a pass key for %d bytes", n)
+	}
+	r.aead, r.seq, r.left = aead, 0, int64(n)
+	copy(r.iv[:], k[sealedKeyLen:])
+	return nil
+}
+
+// nonce returns the nonce of the run's next record.
+func (r *passRun) nonce() []byte {
+	n := recordNonce(&r.iv, r.seq)
+	r.seq++
+	return n
+}
+
+// seal appends plain to dst as the run's next records.
+func (r *passRun) seal(dst, plain []byte) []byte {
+	for len(plain) > 0 {
+		k := min(len(plain), sealedMaxPlain)
+		dst = appendRecord(dst, sealedPassType, r.aead, r.nonce(), plain[:k])
+		plain = plain[k:]
+		r.left -= int64(k)
+	}
+	return dst
+}
+
+// appendRecord appends plain to dst as one record of type typ.
+func appendRecord(dst []byte, typ byte, aead cipher.AEAD, nonce, plain []byte) []byte {
+	var h [sealedHeaderLen]byte
+	h[0] = typ
+	body := len(plain) + sealedTagLen
+	h[1], h[2], h[3] = byte(body>>16), byte(body>>8), byte(body)
+	dst = slices.Grow(dst, sealedHeaderLen+body)
+	dst = append(dst, h[:]...)
+	return aead.Seal(dst, nonce, plain, h[:])
+}
+
+// SealedLen returns how many bytes n bytes of plaintext take as sealed
+// records: what a Capture of an n-byte payload holds.
+func SealedLen(n int) int {
+	return n + (n+sealedMaxPlain-1)/sealedMaxPlain*(sealedHeaderLen+sealedTagLen)
+}
+
+// newPassKey returns a key record's plaintext for a run of n bytes under a
+// fresh random key.
+func newPassKey(n int) ([passKeyLen]byte, error) {
+	var k [passKeyLen]byte
+	if _, err := rand.Read(k[:sealedKeyLen+sealedIVLen]); err != nil {
+		return k, err
+	}
+	binary.BigEndian.PutUint64(k[sealedKeyLen+sealedIVLen:], uint64(n))
+	return k, nil
+}
+
+// sealKey appends to dst the key record of k, sealed under the
+// connection's key.
+func (s *sealer) sealKey(dst []byte, k *[passKeyLen]byte) ([]byte, error) {
+	aead, nonce, err := s.out.next()
+	if err != nil {
+		return dst, err
+	}
+	return appendRecord(dst, sealedKeyType, aead, nonce, k[:]), nil
+}
+
+// sealPass appends plain to dst as a key record naming a fresh key and the
+// pass records sealed under it.
+func (s *sealer) sealPass(dst, plain []byte) ([]byte, error) {
+	k, err := newPassKey(len(plain))
+	if err != nil {
+		return dst, err
+	}
+	if dst, err = s.sealKey(dst, &k); err != nil {
+		return dst, err
+	}
+	var run passRun
+	if err := run.start(k[:]); err != nil {
+		return dst, err
+	}
+	return run.seal(dst, plain), nil
+}
+
+// Capture keeps the pass records of one payload as they were read, so
+// that they can be sent on as they came (TLSConn.Capture, Conn.ForwardChunk).
+type Capture struct {
+	key     [passKeyLen]byte
+	records []byte
+	n       int  // plaintext bytes in records
+	keyed   bool // the run's key record was read while capturing
+	bad     bool // something else was read: the capture cannot be sent on
+}
+
+// complete reports whether the capture holds one whole run of n bytes.
+func (c *Capture) complete(n int) bool {
+	return c != nil && c.keyed && !c.bad && c.n == n &&
+		int64(n) == int64(binary.BigEndian.Uint64(c.key[sealedKeyLen+sealedIVLen:]))
 }
 
 // newSealer derives a sealed connection's secrets from its TLS session.
@@ -121,7 +275,7 @@ func newSealer(st tls.ConnectionState, server bool) (*sealer, error) {
 		copy(dirs[i].secret[:], km[i*sealedSecretLen:])
 		copy(dirs[i].iv[:], km[2*sealedSecretLen+i*sealedIVLen:])
 	}
-	s := &sealer{out: dirs[0], in: dirs[1]}
+	s := &sealer{out: dirs[0], in: dirs[1], pass: st.NegotiatedProtocol == SealedPassALPN}
 	if server {
 		s.out, s.in = dirs[1], dirs[0]
 	}
@@ -136,13 +290,7 @@ func (s *sealer) seal(dst, plain []byte) ([]byte, error) {
 			return dst, err
 		}
 		k := min(len(plain), sealedMaxPlain)
-		var h [sealedHeaderLen]byte
-		h[0] = sealedRecordType
-		body := k + sealedTagLen
-		h[1], h[2], h[3] = byte(body>>16), byte(body>>8), byte(body)
-		dst = slices.Grow(dst, sealedHeaderLen+body)
-		dst = append(dst, h[:]...)
-		dst = aead.Seal(dst, nonce, plain[:k], h[:])
+		dst = appendRecord(dst, sealedRecordType, aead, nonce, plain[:k])
 		plain = plain[k:]
 	}
 	return dst, nil
@@ -174,10 +322,22 @@ func (s *sealer) read(r *bufio.Reader, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	for {
+		n, err := s.readRecord(r, p)
+		if err != nil || n > 0 {
+			return n, err
+		}
+		// A key record: its run follows.
+	}
+}
+
+// readRecord reads one record: a key record (0 bytes), or the plaintext of
+// a sealed or pass record into p.
+func (s *sealer) readRecord(r *bufio.Reader, p []byte) (int, error) {
 	if !s.partial {
 		h, err := r.Peek(sealedHeaderLen)
 		if err != nil {
-			if len(h) > 0 && h[0] != sealedRecordType {
+			if len(h) > 0 && h[0] != sealedRecordType && !s.passType(h[0]) {
 				return 0, errTLSRecord
 			}
 			if errors.Is(err, io.EOF) && len(h) > 0 {
@@ -185,28 +345,51 @@ func (s *sealer) read(r *bufio.Reader, p []byte) (int, error) {
 			}
 			return 0, err
 		}
-		if h[0] != sealedRecordType {
+		switch {
+		case h[0] != sealedRecordType && !s.passType(h[0]):
 			return 0, errTLSRecord
+		case (h[0] == sealedPassType) != (s.rpass.left > 0):
+			s.rerr = errPassOrder
+			return 0, s.rerr
 		}
 		copy(s.hdr[:], h)
 		_, _ = r.Discard(sealedHeaderLen)
 		s.partial, s.got = true, 0
+		if s.capt != nil {
+			switch s.hdr[0] {
+			case sealedPassType:
+				s.capt.records = append(s.capt.records, s.hdr[:]...)
+			case sealedRecordType:
+				s.capt.bad = true
+			}
+		}
 	}
+	typ := s.hdr[0]
 	n := int(s.hdr[1])<<16 | int(s.hdr[2])<<8 | int(s.hdr[3])
-	if n < sealedTagLen || n > sealedMaxBody {
+	if n < sealedTagLen || n > sealedMaxBody || (typ == sealedKeyType && n != passKeyLen+sealedTagLen) {
 		s.rerr = fmt.Errorf("wire: sealed record of %d bytes (at most %d)", n, sealedMaxBody)
 		return 0, s.rerr
 	}
-	// Straight into p when the record fits and none of it is buffered yet.
-	direct := s.got == 0 && len(p) >= n
+	capture := typ == sealedPassType && s.capt != nil
+	// Straight into p when the record fits and none of it is buffered yet;
+	// a captured one into the capture, to be opened from there into p.
+	direct := !capture && typ != sealedKeyType && s.got == 0 && len(p) >= n
 	var body []byte
-	if direct {
+	switch {
+	case capture:
+		c := s.capt
+		c.records = slices.Grow(c.records, n-s.got)
+		body = c.records[len(c.records)-s.got : len(c.records)-s.got+n]
+	case direct:
 		body = p[:n]
-	} else {
+	default:
 		body = s.buffer()[:n]
 	}
 	got, err := io.ReadFull(r, body[s.got:])
 	s.got += got
+	if capture {
+		s.capt.records = s.capt.records[:len(s.capt.records)+got]
+	}
 	if err != nil {
 		if direct && s.got > 0 {
 			copy(s.buffer(), body[:s.got])
@@ -217,20 +400,63 @@ func (s *sealer) read(r *bufio.Reader, p []byte) (int, error) {
 		return 0, err
 	}
 	s.partial = false
-	aead, nonce, err := s.in.next()
-	if err != nil {
+
+	var (
+		aead  cipher.AEAD
+		nonce []byte
+	)
+	if typ == sealedPassType {
+		aead, nonce = s.rpass.aead, s.rpass.nonce()
+	} else if aead, nonce, err = s.in.next(); err != nil {
 		s.rerr = err
 		return 0, err
 	}
-	plain, err := aead.Open(body[:0], nonce, body, s.hdr[:])
+	dst := body[:0] // in place
+	if capture {
+		dst = s.buffer()[:0]
+		if len(p) >= n-sealedTagLen {
+			dst = p[:0]
+		}
+	}
+	plain, err := aead.Open(dst, nonce, body, s.hdr[:])
 	if err != nil {
 		s.rerr = errSealedAuth
 		return 0, s.rerr
 	}
-	if direct {
+	switch typ {
+	case sealedKeyType:
+		if err := s.rpass.start(plain); err != nil {
+			s.rerr = err
+			return 0, err
+		}
+		if c := s.capt; c != nil {
+			if c.keyed {
+				c.bad = true // a second run: the capture holds more than one payload
+			}
+			c.keyed = true
+			copy(c.key[:], plain)
+		}
+		return 0, nil
+	case sealedPassType:
+		if int64(len(plain)) > s.rpass.left {
+			s.rerr = errPassOrder
+			return 0, s.rerr
+		}
+		s.rpass.left -= int64(len(plain))
+		if capture {
+			s.capt.n += len(plain)
+		}
+	}
+	if direct || (capture && len(plain) > 0 && &plain[0] == &p[0]) {
 		return len(plain), nil
 	}
 	k := copy(p, plain)
 	s.plain = plain[k:]
 	return k, nil
+}
+
+// passType reports whether typ is a type of pass records' run the
+// connection takes.
+func (s *sealer) passType(typ byte) bool {
+	return s.pass && (typ == sealedKeyType || typ == sealedPassType)
 }

@@ -24,6 +24,11 @@ import (
 // larger than this goes out in pieces of it).
 const gatherSize = 1 << 20
 
+// sealedGather is the plaintext a sealed write seals before it sends: as
+// many whole records as make gatherSize, so that a large write's records
+// all hold as much as a record may (none of a few bytes at each MiB).
+const sealedGather = gatherSize / sealedMaxBody * sealedMaxPlain
+
 // Read buffers: a plain TLS connection reads through a large one; a sealed
 // one through a small one, so that a record's body is read straight into
 // the caller's buffer (sealer.read): two reads a record, the header with
@@ -89,20 +94,40 @@ func (g *gatherConn) Write(p []byte) (int, error) {
 }
 
 // writeSealed seals p into the records it sends, at once or between
-// Gather and Flush.
+// Gather and Flush: a large p, when the peer takes them, as a run of pass
+// records under a key of its own.
 func (g *gatherConn) writeSealed(s *sealer, p []byte) (int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s.werr != nil {
 		return 0, s.werr
 	}
-	n := 0
-	for n < len(p) {
-		k := min(len(p)-n, gatherSize)
-		var err error
-		if g.buf, err = s.seal(g.buf, p[n:n+k]); err != nil {
+	var run *passRun
+	if s.pass && len(p) >= PassMin {
+		k, err := newPassKey(len(p))
+		if err == nil {
+			run = new(passRun)
+			err = run.start(k[:])
+		}
+		if err == nil {
+			g.buf, err = s.sealKey(g.buf, &k)
+		}
+		if err != nil {
 			s.werr = err
 			return 0, err
+		}
+	}
+	n := 0
+	for n < len(p) {
+		k := min(len(p)-n, sealedGather)
+		if run != nil {
+			g.buf = run.seal(g.buf, p[n:n+k])
+		} else {
+			var err error
+			if g.buf, err = s.seal(g.buf, p[n:n+k]); err != nil {
+				s.werr = err
+				return 0, err
+			}
 		}
 		n += k
 		if len(g.buf) >= gatherSize || (!g.gathering && n == len(p)) {
@@ -113,6 +138,29 @@ func (g *gatherConn) writeSealed(s *sealer, p []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// writeCaptured sends the pass records cp kept, after a key record of this
+// connection naming their key, with what was gathered before them.
+func (g *gatherConn) writeCaptured(s *sealer, cp *Capture) (int64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s.werr != nil {
+		return 0, s.werr
+	}
+	var err error
+	if g.buf, err = s.sealKey(g.buf, &cp.key); err != nil {
+		s.werr = err
+		return 0, err
+	}
+	bufs := net.Buffers{g.buf, cp.records}
+	_, err = bufs.WriteTo(g.Conn)
+	g.buf = g.buf[:0]
+	if err != nil {
+		s.werr = err
+		return 0, err
+	}
+	return int64(cp.n), nil
 }
 
 func (g *gatherConn) gather() {
@@ -144,7 +192,7 @@ func (g *gatherConn) sendLocked() error {
 
 // TLSConn is a TLS connection whose records a Writer gathers a frame at a
 // time (Gather, Flush), and whose bytes after the handshake go as sealed
-// records when both ends offered them (SealedALPN).
+// records when both ends offered them (SealedPassALPN or SealedALPN).
 type TLSConn struct {
 	*tls.Conn
 	g *gatherConn
@@ -162,7 +210,7 @@ func (c *TLSConn) ready() error {
 			return
 		}
 		st := c.ConnectionState()
-		if st.NegotiatedProtocol != SealedALPN {
+		if st.NegotiatedProtocol != SealedALPN && st.NegotiatedProtocol != SealedPassALPN {
 			c.g.bounded = false
 			c.g.r = bufio.NewReaderSize(c.g.r, tlsReadBuffer)
 			return
@@ -214,6 +262,48 @@ func (c *TLSConn) Write(p []byte) (int, error) {
 	return c.g.writeSealed(s, p)
 }
 
+// PassRecords reports whether the connection's peer takes and sends pass
+// records (SealedPassALPN). It runs the handshake if it has not run.
+func (c *TLSConn) PassRecords() bool {
+	if c.ready() != nil {
+		return false
+	}
+	s := c.s.Load()
+	return s != nil && s.pass
+}
+
+// Capture keeps in cp, from now on, the pass records read of the next
+// payload, so that they can be sent on as they are (WriteCaptured); what
+// cp held is dropped, its buffer kept. Call it between a frame's headers
+// and its payload, from the goroutine that reads, and EndCapture after the
+// payload. It does nothing on a connection without pass records.
+func (c *TLSConn) Capture(cp *Capture) {
+	*cp = Capture{records: cp.records[:0]}
+	s := c.s.Load()
+	if s == nil || !s.pass || s.partial || len(s.plain) > 0 || s.rpass.left > 0 {
+		return // not between two payloads: nothing is kept
+	}
+	s.capt = cp
+}
+
+// EndCapture stops capturing, and reports whether the capture holds
+// every record of a run of exactly n bytes: a payload that can be sent
+// on as it came.
+func (c *TLSConn) EndCapture(n int) bool {
+	s := c.s.Load()
+	if s == nil || s.capt == nil {
+		return false
+	}
+	cp := s.capt
+	s.capt = nil
+	if s.partial && s.hdr[0] == sealedPassType && s.got > 0 {
+		// A read stopped inside a record kept here: the rest of it is read
+		// into the connection's own buffer.
+		copy(s.buffer(), cp.records[len(cp.records)-s.got:])
+	}
+	return cp.complete(n) && s.rpass.left == 0
+}
+
 // Close closes the connection; a sealed one has no TLS to close.
 func (c *TLSConn) Close() error {
 	if c.s.Load() != nil {
@@ -233,9 +323,9 @@ func (c *TLSConn) Flush() error { return c.g.flush() }
 
 // TLSClient runs a TLS client handshake over nc (closed on failure) and
 // returns the connection, its records gathered a frame at a time, sealed
-// when the server accepts SealedALPN.
+// when the server accepts SealedPassALPN or SealedALPN.
 func TLSClient(ctx context.Context, nc net.Conn, cfg *tls.Config) (*TLSConn, error) {
-	return tlsClientOffering(ctx, nc, cfg, SealedALPN)
+	return tlsClientOffering(ctx, nc, cfg, SealedPassALPN, SealedALPN)
 }
 
 // tlsClientOffering is TLSClient offering the application protocols
@@ -258,13 +348,13 @@ func tlsClientOffering(ctx context.Context, nc net.Conn, cfg *tls.Config, protos
 
 // NewTLSListener is tls.NewListener whose connections gather their
 // records a frame at a time, and seal them with clients that offer
-// SealedALPN. Its connections' sessions are not resumed: a server sends
+// SealedPassALPN or SealedALPN. Its connections' sessions are not resumed: a server sends
 // its tickets after the handshake, where a sealed client expects records.
 func NewTLSListener(inner net.Listener, cfg *tls.Config) net.Listener {
 	if cfg = cfg.Clone(); cfg == nil {
 		cfg = new(tls.Config) // its handshakes fail, as tls.Server's without one
 	}
-	cfg.NextProtos = []string{SealedALPN}
+	cfg.NextProtos = []string{SealedPassALPN, SealedALPN}
 	cfg.SessionTicketsDisabled = true
 	return tlsListener{Listener: inner, cfg: cfg}
 }

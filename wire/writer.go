@@ -56,13 +56,24 @@ var ErrWriterBroken = errors.New("wire: connection unusable after a failed write
 // list; pass nil. From version 6 on, a request carries the request ID and
 // span of ctx, when it has either (FlagContext).
 func (w *Writer) WriteMessage(ctx context.Context, id uint64, m Message, payload []byte) error {
+	return w.writeMessage(ctx, id, m, payload, nil)
+}
+
+// writeMessage is WriteMessage. With cp, the pass records payload arrived
+// in (a pipeline leader's chunk), the payload goes as those records when
+// the connection takes them (TLSConn.PassRecords).
+func (w *Writer) writeMessage(ctx context.Context, id uint64, m Message, payload []byte, cp *Capture) error {
 	if _, ok := m.(*Error); ok {
 		return errors.New("wire: WriteMessage of an *Error: use WriteError")
 	}
 	if g, ok := m.(payloadAppender); ok && payload == nil {
 		payload = g.AppendPayload(nil)
 	}
-	return w.write(ctx, func(dst []byte) []byte {
+	var send func(io.Writer) (int64, error)
+	if tc, ok := w.w.(*TLSConn); ok && cp != nil && cp.n == len(payload) && tc.PassRecords() {
+		send = func(io.Writer) (int64, error) { return tc.g.writeCaptured(tc.s.Load(), cp) }
+	}
+	build := func(dst []byte) []byte {
 		v := w.ProtocolVersion()
 		var flags Flags
 		if v >= VersionContext && !m.response() {
@@ -77,7 +88,11 @@ func (w *Writer) WriteMessage(ctx context.Context, id uint64, m Message, payload
 		h.Flags |= flags
 		h.Append(dst[:0])
 		return dst
-	}, payload, 0, nil, nil)
+	}
+	if send != nil {
+		return w.write(ctx, build, nil, int64(len(payload)), send, nil)
+	}
+	return w.write(ctx, build, payload, 0, nil, nil)
 }
 
 // WriteError writes an error frame answering request id of type t.
