@@ -1,9 +1,11 @@
 package wire
 
 import (
+	"context"
 	"crypto/cipher"
 	"io"
 	"net"
+	"sync"
 	"testing"
 
 	"github.com/strato-io/strato/internal/aesgcm"
@@ -134,6 +136,117 @@ func BenchmarkTLSStream(b *testing.B) {
 			if err := <-done; err != nil {
 				b.Fatal(err)
 			}
+		})
+	}
+}
+
+// BenchmarkTLSRelay sends 4 MiB WRITE_CHUNK frames through a relay to two
+// followers over loopback, as a pipeline leader forwards a client's chunk:
+// "reseal" seals the chunk again for each follower, "pass" sends the
+// client's pass records on as they came (decision 0112). Its MB/s is the
+// client's; every process shares the host's cores, so the CPU the relay
+// saves shows as throughput.
+func BenchmarkTLSRelay(b *testing.B) {
+	server, client := testTLS(b)
+	client.ServerName = "127.0.0.1"
+	const frame = 4 << 20
+	for _, pass := range []bool{false, true} {
+		b.Run(map[bool]string{false: "reseal", true: "pass"}[pass], func(b *testing.B) {
+			var wg sync.WaitGroup
+			defer wg.Wait()
+			listen := func(serve func(*TLSConn)) string {
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = l.Close() })
+				tl := NewTLSListener(l, server)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					nc, err := tl.Accept()
+					if err != nil {
+						return
+					}
+					defer nc.Close()
+					serve(nc.(*TLSConn))
+				}()
+				return l.Addr().String()
+			}
+			dial := func(addr string) *TLSConn {
+				raw, err := net.Dial("tcp", addr)
+				if err != nil {
+					b.Fatal(err)
+				}
+				TuneSocket(raw)
+				tc, err := TLSClient(b.Context(), raw, client)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return tc
+			}
+			drain := func(tc *TLSConn) {
+				buf := make([]byte, frame)
+				for {
+					if _, err := tc.Read(buf); err != nil {
+						return
+					}
+				}
+			}
+			followers := []*TLSConn{dial(listen(drain)), dial(listen(drain))}
+			relay := listen(func(tc *TLSConn) {
+				defer func() {
+					for _, f := range followers {
+						_ = f.Close()
+					}
+				}()
+				r := NewRequestReader(tc)
+				ws := []*Writer{NewWriter(followers[0], 0), NewWriter(followers[1], 0)}
+				p := make([]byte, frame)
+				var cp Capture
+				for {
+					h, m, err := r.Next()
+					if err != nil {
+						return
+					}
+					tc.Capture(&cp)
+					if err := r.ReadPayload(p[:r.Remaining()]); err != nil {
+						return
+					}
+					kept := tc.EndCapture(len(p))
+					if pass && !kept {
+						b.Error("the chunk did not arrive as one run")
+						return
+					}
+					c := &cp
+					if !pass {
+						c = nil
+					}
+					var fw sync.WaitGroup
+					for _, w := range ws {
+						fw.Add(1)
+						go func() {
+							defer fw.Done()
+							_ = w.writeMessage(context.Background(), h.RequestID, m, p, c)
+						}()
+					}
+					fw.Wait()
+				}
+			})
+			c := dial(relay)
+			w := NewWriter(c, 0)
+			data := make([]byte, frame)
+			req := &WriteChunkRequest{Block: BlockID{1, 1}, Length: frame}
+			b.SetBytes(frame)
+			id := uint64(0)
+			for b.Loop() {
+				id++
+				if err := w.WriteMessage(b.Context(), id, req, data); err != nil {
+					b.Fatal(err)
+				}
+			}
+			_ = c.Close() // the relay ends with it, and closes the followers' connections
+			wg.Wait()
 		})
 	}
 }
