@@ -229,18 +229,26 @@ func (s *sealer) sealKey(dst []byte, k *[passKeyLen]byte) ([]byte, error) {
 	return appendRecord(dst, sealedKeyType, aead, nonce, k[:]), nil
 }
 
-// sealPass appends plain to dst as a key record naming a fresh key and the
-// pass records sealed under it.
-func (s *sealer) sealPass(dst, plain []byte) ([]byte, error) {
-	k, err := newPassKey(len(plain))
+// beginPass appends to dst the key record of a run of n bytes under a
+// fresh key, and returns the run, whose records follow it.
+func (s *sealer) beginPass(dst []byte, n int) ([]byte, *passRun, error) {
+	k, err := newPassKey(n)
 	if err != nil {
-		return dst, err
+		return dst, nil, err
 	}
-	if dst, err = s.sealKey(dst, &k); err != nil {
-		return dst, err
-	}
-	var run passRun
+	run := new(passRun)
 	if err := run.start(k[:]); err != nil {
+		return dst, nil, err
+	}
+	dst, err = s.sealKey(dst, &k)
+	return dst, run, err
+}
+
+// sealPass appends plain to dst as a run: its key record and its pass
+// records.
+func (s *sealer) sealPass(dst, plain []byte) ([]byte, error) {
+	dst, run, err := s.beginPass(dst, len(plain))
+	if err != nil {
 		return dst, err
 	}
 	return run.seal(dst, plain), nil
@@ -411,12 +419,14 @@ func (s *sealer) readRecord(r *bufio.Reader, p []byte) (int, error) {
 		s.rerr = err
 		return 0, err
 	}
-	dst := body[:0] // in place
-	if capture {
+	// In place; a captured record, kept as it came, into p when its
+	// plaintext fits there.
+	dst, intoP := body[:0], capture && len(p) >= n-sealedTagLen
+	switch {
+	case intoP:
+		dst = p[:0]
+	case capture:
 		dst = s.buffer()[:0]
-		if len(p) >= n-sealedTagLen {
-			dst = p[:0]
-		}
 	}
 	plain, err := aead.Open(dst, nonce, body, s.hdr[:])
 	if err != nil {
@@ -447,7 +457,7 @@ func (s *sealer) readRecord(r *bufio.Reader, p []byte) (int, error) {
 			s.capt.n += len(plain)
 		}
 	}
-	if direct || (capture && len(plain) > 0 && &plain[0] == &p[0]) {
+	if direct || intoP {
 		return len(plain), nil
 	}
 	k := copy(p, plain)

@@ -104,15 +104,8 @@ func (g *gatherConn) writeSealed(s *sealer, p []byte) (int, error) {
 	}
 	var run *passRun
 	if s.pass && len(p) >= PassMin {
-		k, err := newPassKey(len(p))
-		if err == nil {
-			run = new(passRun)
-			err = run.start(k[:])
-		}
-		if err == nil {
-			g.buf, err = s.sealKey(g.buf, &k)
-		}
-		if err != nil {
+		var err error
+		if g.buf, run, err = s.beginPass(g.buf, len(p)); err != nil {
 			s.werr = err
 			return 0, err
 		}
@@ -273,7 +266,7 @@ func (c *TLSConn) PassRecords() bool {
 }
 
 // Capture keeps in cp, from now on, the pass records read of the next
-// payload, so that they can be sent on as they are (WriteCaptured); what
+// payload, so that they can be sent on as they are (Conn.ForwardChunk); what
 // cp held is dropped, its buffer kept. Call it between a frame's headers
 // and its payload, from the goroutine that reads, and EndCapture after the
 // payload. It does nothing on a connection without pass records.
