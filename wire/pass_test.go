@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"sync"
@@ -190,6 +191,49 @@ func splitRecords(t *testing.T, b []byte) [][]byte {
 // on to a server (ForwardChunk), which reads the client's bytes; a peer
 // that offers sealed records without pass records still gets sealed
 // records from the same listener.
+// relayPayloads reads tc's requests one at a time, each payload kept as it
+// came, and hands each to fn with its capture, or with nil when the payload
+// did not arrive as one run of pass records. The payload and the capture
+// are reused once fn returns. It returns when tc fails.
+func relayPayloads(tc *TLSConn, fn func(h FrameHeader, m Message, payload []byte, cp *Capture)) {
+	r := NewRequestReader(tc)
+	var (
+		buf []byte
+		cp  Capture
+	)
+	for {
+		h, m, err := r.Next()
+		if err != nil {
+			return
+		}
+		n := int(r.Remaining())
+		if cap(buf) < n {
+			buf = make([]byte, n)
+		}
+		p := buf[:n]
+		tc.Capture(&cp)
+		if err := r.ReadPayload(p); err != nil {
+			return
+		}
+		kept := &cp
+		if !tc.EndCapture(len(p)) {
+			kept = nil
+		}
+		fn(h, m, p, kept)
+	}
+}
+
+// dialTLS is a TLS client connection to addr.
+func dialTLS(tb testing.TB, addr string, cfg *tls.Config) *TLSConn {
+	tb.Helper()
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(tb, err)
+	TuneSocket(nc)
+	tc, err := TLSClient(tb.Context(), nc, cfg)
+	require.NoError(tb, err)
+	return tc
+}
+
 func TestTLSPassRecords(t *testing.T) {
 	server, client := testTLS(t)
 	client.ServerName = "127.0.0.1"
@@ -225,41 +269,23 @@ func TestTLSPassRecords(t *testing.T) {
 		}
 		defer nc.Close()
 		tc := nc.(*TLSConn)
-		r, w := NewRequestReader(tc), NewWriter(tc, 0)
-		for {
-			h, m, err := r.Next()
-			if err != nil {
-				return
-			}
-			p := make([]byte, r.Remaining())
-			var cp Capture
-			tc.Capture(&cp)
-			if err := r.ReadPayload(p); err != nil {
-				return
-			}
-			kept := tc.EndCapture(len(p))
-			relayed <- kept
+		w := NewWriter(tc, 0)
+		relayPayloads(tc, func(h FrameHeader, m Message, p []byte, cp *Capture) {
+			relayed <- cp != nil
+			var err error
 			if wc, ok := m.(*WriteChunkRequest); ok {
-				c := &cp
-				if !kept {
-					c = nil
-				}
-				err = out.ForwardChunk(context.Background(), wc, p, c)
+				err = out.ForwardChunk(context.Background(), wc, p, cp)
 			}
 			if err != nil {
 				_ = w.WriteError(context.Background(), h.Type, h.RequestID, Errorf(CodeIO, "%v", err))
-				continue
+				return
 			}
 			_ = w.WriteMessage(context.Background(), h.RequestID, &WriteChunkResponse{}, nil)
-		}
+		})
 	}()
 	defer rl.Close()
 
-	nc, err := net.Dial("tcp", rl.Addr().String())
-	require.NoError(t, err)
-	tc, err := TLSClient(t.Context(), nc, client)
-	require.NoError(t, err)
-	c := NewConn(tc, ConnOptions{})
+	c := NewConn(dialTLS(t, rl.Addr().String(), client), ConnOptions{})
 	defer c.Close()
 	for _, size := range []int{1000, PassMin, 4 << 20} {
 		data := offsetBytes(int64(size), size)

@@ -173,18 +173,7 @@ func BenchmarkTLSRelay(b *testing.B) {
 				}()
 				return l.Addr().String()
 			}
-			dial := func(addr string) *TLSConn {
-				raw, err := net.Dial("tcp", addr)
-				if err != nil {
-					b.Fatal(err)
-				}
-				TuneSocket(raw)
-				tc, err := TLSClient(b.Context(), raw, client)
-				if err != nil {
-					b.Fatal(err)
-				}
-				return tc
-			}
+			dial := func(addr string) *TLSConn { return dialTLS(b, addr, client) }
 			drain := func(tc *TLSConn) {
 				buf := make([]byte, frame)
 				for {
@@ -200,38 +189,26 @@ func BenchmarkTLSRelay(b *testing.B) {
 						_ = f.Close()
 					}
 				}()
-				r := NewRequestReader(tc)
 				ws := []*Writer{NewWriter(followers[0], 0), NewWriter(followers[1], 0)}
-				p := make([]byte, frame)
-				var cp Capture
-				for {
-					h, m, err := r.Next()
-					if err != nil {
-						return
-					}
-					tc.Capture(&cp)
-					if err := r.ReadPayload(p[:r.Remaining()]); err != nil {
-						return
-					}
-					kept := tc.EndCapture(len(p))
-					if pass && !kept {
+				relayPayloads(tc, func(h FrameHeader, m Message, p []byte, cp *Capture) {
+					if pass && cp == nil {
 						b.Error("the chunk did not arrive as one run")
+						_ = tc.Close()
 						return
 					}
-					c := &cp
 					if !pass {
-						c = nil
+						cp = nil
 					}
 					var fw sync.WaitGroup
 					for _, w := range ws {
 						fw.Add(1)
 						go func() {
 							defer fw.Done()
-							_ = w.writeMessage(context.Background(), h.RequestID, m, p, c)
+							_ = w.writeMessage(context.Background(), h.RequestID, m, p, cp)
 						}()
 					}
 					fw.Wait()
-				}
+				})
 			})
 			c := dial(relay)
 			w := NewWriter(c, 0)
