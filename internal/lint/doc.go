@@ -14,7 +14,10 @@
 //   - size: no file over 800 lines, no function over 150;
 //   - doc: every exported identifier of the cores (meta/namespace,
 //     meta/cluster, wire, walfs, datanode/container, checksum, ec) has a
-//     doc comment.
+//     doc comment;
+//   - decision records: every record of docs/decisions is listed in
+//     design.md's section 10 and in the records' index, and their links
+//     point at records that exist.
 //
 // Each exception is an entry of an allowlist in the test files, keyed by
 // file and function, with its reason; an entry that no longer matches
