@@ -14,9 +14,12 @@
 // What a token's loss costs:
 //   - A commit with a write token this leader does not hold (another leader gave
 //     it out, it expired, it was taken already) is refused with
-//     CREATE_TOKEN_UNKNOWN, after a read barrier has shown that no earlier
-//     attempt of the same request was applied. The client writes the key
-//     again through an ordinary open; nothing was committed.
+//     CREATE_TOKEN_UNKNOWN. The refusal is a Raft entry recorded under the
+//     commit's request ID, so that an earlier attempt of the same request
+//     still on its way to the log changes nothing once it gets there (an
+//     attempt applied before the refusal gives its reply instead). The
+//     client writes the key again through an ordinary open; nothing was
+//     committed.
 //   - An expired token's blocks are freed (DiscardBlocksCommand): the
 //     datanodes delete what the abandoned writer left, as they do for an
 //     open key that expires.
@@ -244,9 +247,12 @@ func (s *Server) deferWrite(oc *stratov1.OpenKeyCommand) bool {
 
 // takeWriteToken takes the deferred write token a commit carries, if it
 // carries one, and refuses (ErrCreateTokenUnknown) a write token this
-// leader does not hold; a deferred create's token passes. A retry of a
-// commit an earlier leader applied gets that commit's reply instead
-// (prev), read after a barrier.
+// leader does not hold; a deferred create's token passes. With a request
+// ID the refusal is decided in log order (namespace.PrepareRefuseWriteToken):
+// an attempt of the same request that took the token (on this leader or
+// an earlier one) may not be applied yet, and a refusal answered before it
+// is would have the writer commit the key a second time. A retry of a
+// commit applied before the refusal gets that commit's reply (prev).
 func (s *Server) takeWriteToken(ctx context.Context, req any, rid *stratov1.RequestID) (p *pendingWrite, prev any, err error) {
 	cr, ok := req.(*stratov1.CommitKeyRequest)
 	if !ok || len(cr.GetCreateToken()) == 0 {
@@ -259,19 +265,24 @@ func (s *Server) takeWriteToken(ctx context.Context, req any, rid *stratov1.Requ
 		return nil, nil, nil // a deferred create's: Apply checks it
 	}
 	s.dw.refuse()
-	if rid != nil {
-		if err := s.readBarrier(ctx); err != nil {
-			return nil, nil, err
-		}
-		reply, found, err := s.ns.Reader(s.db).RecordedReply(rid)
-		if err != nil {
-			return nil, nil, err
-		}
-		if found {
-			return nil, reply, nil
-		}
+	if rid == nil {
+		return nil, nil, ErrCreateTokenUnknown
 	}
-	return nil, nil, ErrCreateTokenUnknown
+	res, err := s.proposeNamespace(ctx, s.ns.PrepareRefuseWriteToken(s.now(), rid))
+	if err != nil {
+		return nil, nil, err
+	}
+	if refused(res) {
+		return nil, nil, ErrCreateTokenUnknown
+	}
+	return nil, res, nil
+}
+
+// refused reports whether a reply is a request's recorded refusal of its
+// write token (WriteTokenRefused): its answer is ErrCreateTokenUnknown.
+func refused(reply any) bool {
+	_, ok := reply.(*stratov1.WriteTokenRefused)
+	return ok
 }
 
 // returnWriteToken puts a taken token back when Apply refused its commit

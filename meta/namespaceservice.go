@@ -46,12 +46,8 @@ func mutateWith[T proto.Message](ctx context.Context, s *Server, req proto.Messa
 	}
 	if rid != nil {
 		// A retry of a request already applied gets its first reply.
-		prev, found, err := s.ns.Reader(s.db).RecordedReply(rid)
-		if err != nil {
-			return zero, toStatus(err)
-		}
-		if out, ok := prev.(T); found && ok {
-			return out, nil
+		if out, done, err := recorded[T](s, rid); done || err != nil {
+			return out, err
 		}
 	}
 	if err := s.diskWritable(); err != nil {
@@ -87,6 +83,14 @@ func mutateWith[T proto.Message](ctx context.Context, s *Server, req proto.Messa
 			return zero, err
 		}
 		cmd, deferred, err = prepare()
+		if err != nil && rid != nil {
+			// An earlier attempt of this request may have been applied
+			// since the check above, and be why Prepare refuses: after the
+			// barrier, its reply is recorded.
+			if out, done, rerr := recorded[T](s, rid); done || rerr != nil {
+				return out, rerr
+			}
+		}
 	}
 	if err != nil {
 		return zero, toStatus(err)
@@ -108,6 +112,11 @@ func mutateWith[T proto.Message](ctx context.Context, s *Server, req proto.Messa
 	}
 	cmd.Request = rid
 	res, err := s.proposeNamespace(ctx, cmd)
+	if err == nil && refused(res) {
+		// A refusal of this request reached the log first: this attempt
+		// changed nothing, and its token goes back to expire.
+		err = ErrCreateTokenUnknown
+	}
 	if err != nil {
 		s.returnWriteToken(taken, err)
 		return zero, toStatus(err)
@@ -117,6 +126,23 @@ func mutateWith[T proto.Message](ctx context.Context, s *Server, req proto.Messa
 		return zero, status.Errorf(codes.Internal, "meta: %T produced a %T reply", req, res)
 	}
 	return out, nil
+}
+
+// recorded returns the reply recorded for request rid, if it was applied
+// (done): its first reply, or CREATE_TOKEN_UNKNOWN for a refusal of its
+// write token.
+func recorded[T proto.Message](s *Server, rid *stratov1.RequestID) (out T, done bool, err error) {
+	prev, found, err := s.ns.Reader(s.db).RecordedReply(rid)
+	switch {
+	case err != nil:
+		return out, false, toStatus(err)
+	case !found:
+		return out, false, nil
+	case refused(prev):
+		return out, true, toStatus(ErrCreateTokenUnknown)
+	}
+	out, done = prev.(T)
+	return out, done, nil
 }
 
 // deferrable reports whether req is an open whose caller takes a create

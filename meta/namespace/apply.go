@@ -70,6 +70,8 @@ func (ns *Namespace) Apply(cmd *stratov1.NamespaceCommand, b *pebble.Batch) (pro
 		res, err = a.reclaim(op.Reclaim)
 	case *stratov1.NamespaceCommand_DiscardBlocks:
 		res, err = a.discardBlocks(op.DiscardBlocks)
+	case *stratov1.NamespaceCommand_RefuseWriteToken:
+		res, err = a.refuseWriteToken(cmd)
 	case *stratov1.NamespaceCommand_PurgeDeletedBlocks:
 		res, err = a.purgeDeletedBlocks(op.PurgeDeletedBlocks)
 	case *stratov1.NamespaceCommand_CreateS3Key:

@@ -3,6 +3,7 @@ package namespace
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"google.golang.org/protobuf/proto"
@@ -107,6 +108,28 @@ func (ns *Namespace) DeferOpen(view pebble.Reader, c *stratov1.OpenKeyCommand) (
 func IsWriteToken(token []byte) bool {
 	oc := &stratov1.OpenKeyCommand{}
 	return len(token) > 0 && proto.Unmarshal(token, oc) == nil && len(oc.GetWriteNonce()) > 0
+}
+
+// PrepareRefuseWriteToken is the refusal of the commit of request id, whose
+// deferred write token the leader does not hold (RefuseWriteTokenCommand).
+// The refusal goes through the log rather than being answered at once: an
+// earlier attempt of the same request that took the token may still be on
+// its way to the log, and only log order tells which of the two counts.
+// Applied first, the refusal is recorded under id and that attempt changes
+// nothing; applied after it, the refusal gives the attempt's reply.
+func (ns *Namespace) PrepareRefuseWriteToken(now time.Time, id *stratov1.RequestID) *stratov1.NamespaceCommand {
+	return &stratov1.NamespaceCommand{NowUnixMs: now.UnixMilli(), Request: id,
+		Op: &stratov1.NamespaceCommand_RefuseWriteToken{RefuseWriteToken: &stratov1.RefuseWriteTokenCommand{}}}
+}
+
+// refuseWriteToken applies a RefuseWriteTokenCommand that no attempt of its
+// request preceded (Apply answers the others from the request's record):
+// its reply, recorded under the request, is the refusal.
+func (a *applier) refuseWriteToken(cmd *stratov1.NamespaceCommand) (proto.Message, error) {
+	if cmd.GetRequest().GetClient() == "" {
+		return nil, fmt.Errorf("%w: a write token's refusal without a request ID", ErrInvalid)
+	}
+	return &stratov1.WriteTokenRefused{}, nil
 }
 
 // createToken decodes a create token and checks it against the commit that

@@ -118,3 +118,65 @@ func TestDeferredCreate(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, lk.Key.Size)
 }
+
+// A deferred write's commit and the refusal of a retry of it (at a leader
+// that no longer held the token) count in log order: the first applied
+// decides, and the other gives its reply and changes nothing.
+func TestWriteTokenRefusalInLogOrder(t *testing.T) {
+	h := newHarness(t)
+	h.volBucket("obs", stratov1.BucketLayout_LAYOUT_OBS)
+	// commit prepares the commit of a deferred write of key under request
+	// rid, as a leader holding its token would propose it.
+	commit := func(key string, rid *stratov1.RequestID) *stratov1.NamespaceCommand {
+		t.Helper()
+		cmd, err := h.prepare(&stratov1.OpenKeyRequest{Volume: "vol", Bucket: "obs", Key: key, SizeHint: 10, Deferrable: true})
+		require.NoError(t, err)
+		oc := cmd.GetOpenKey()
+		require.Len(t, oc.Blocks, 1)
+		oc.WriteNonce = []byte("0123456789abcdef")
+		resp, err := h.ns.DeferOpen(h.db, oc)
+		require.NoError(t, err)
+		require.True(t, IsWriteToken(resp.CreateToken))
+		cmd, err = h.prepare(&stratov1.CommitKeyRequest{Volume: "vol", Bucket: "obs", Key: key, CreateToken: resp.CreateToken,
+			Blocks: []*stratov1.BlockLocation{{BlockId: &stratov1.BlockID{ContainerId: oc.Blocks[0].BlockId.ContainerId,
+				LocalId: oc.Blocks[0].BlockId.LocalId}, Length: 10}}})
+		require.NoError(t, err)
+		cmd.Request = rid
+		return cmd
+	}
+	exists := func(key string) bool {
+		_, err := h.rd().LookupKey(&stratov1.LookupKeyRequest{Volume: "vol", Bucket: "obs", Key: key})
+		if err != nil {
+			require.ErrorIs(t, err, ErrNotFound)
+		}
+		return err == nil
+	}
+
+	// The refusal first: the commit that took the token, applied after
+	// it, gives the refusal and commits nothing.
+	rid := &stratov1.RequestID{Client: "c", Seq: 1}
+	late := commit("late", rid)
+	res, err := h.apply(h.ns.PrepareRefuseWriteToken(h.now, rid))
+	require.NoError(t, err)
+	require.IsType(t, &stratov1.WriteTokenRefused{}, res)
+	res, err = h.apply(late)
+	require.NoError(t, err)
+	require.IsType(t, &stratov1.WriteTokenRefused{}, res)
+	require.False(t, exists("late"))
+	_, usedNames := h.usage("obs")
+	require.Zero(t, usedNames)
+
+	// The commit first: the refusal gives the commit's reply.
+	rid = &stratov1.RequestID{Client: "c", Seq: 2}
+	res, err = h.apply(commit("early", rid))
+	require.NoError(t, err)
+	first := res.(*stratov1.CommitKeyResponse)
+	res, err = h.apply(h.ns.PrepareRefuseWriteToken(h.now, rid))
+	require.NoError(t, err)
+	require.True(t, proto.Equal(first, res), "%v, then %v", first, res)
+	require.True(t, exists("early"))
+
+	// A refusal names the request it refuses.
+	_, err = h.apply(h.ns.PrepareRefuseWriteToken(h.now, nil))
+	require.ErrorIs(t, err, ErrInvalid)
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -155,6 +156,55 @@ func TestDeferredWrite(t *testing.T) {
 	require.Equal(t, again, get("restart"))
 	require.Equal(t, uint64(1), dw().Refused, "the restarted leader refused the first commit")
 	require.Zero(t, dw().Issued, "and the key was written again through an ordinary open")
+}
+
+// A retry of a deferred write's commit that reaches a leader not holding
+// the token (here: a forged token under the same request ID) is refused in
+// log order, under its request ID. The attempt that holds the token, under
+// that ID, then commits nothing; a new request commits it.
+func TestDeferredWriteRefusedUnderItsRequest(t *testing.T) {
+	f := startFaultCluster(t, minicluster.Options{BlockSize: 4 << 20, ContainerSize: 64 << 20, TickInterval: 100 * time.Millisecond},
+		stratov1.ReplicationFactor_REPLICATION_THREE, 4<<20)
+	ctx, cl := t.Context(), f.cl
+	_, err := cl.CreateBucket(ctx, &stratov1.CreateBucketRequest{Volume: "vol", Name: "obs", Layout: stratov1.BucketLayout_LAYOUT_OBS})
+	require.NoError(t, err)
+	dw := func() meta.DeferredWriteMetrics { return f.c.Meta().Metrics().DeferredWrites }
+	var raw *stratov1.OpenKeyResponse
+	require.NoError(t, cl.Meta().Do(ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient, _ client.ClusterStubs) error {
+		raw, err = n.OpenKey(ctx, &stratov1.OpenKeyRequest{Volume: "vol", Bucket: "obs", Key: "raw", SizeHint: 10, Deferrable: true})
+		return err
+	}))
+	require.Len(t, raw.Blocks, 1)
+	commitAs := func(ctx context.Context, token []byte) error {
+		return cl.Meta().Do(ctx, func(ctx context.Context, n stratov1.NamespaceServiceClient, _ client.ClusterStubs) error {
+			_, err := n.CommitKey(ctx, &stratov1.CommitKeyRequest{Volume: "vol", Bucket: "obs", Key: "raw", CreateToken: token,
+				Blocks: []*stratov1.BlockLocation{{BlockId: raw.Blocks[0].BlockId, Length: 0}}})
+			return err
+		})
+	}
+	unknown := func(err error) {
+		t.Helper()
+		var ce *client.Error
+		require.True(t, errors.As(err, &ce), "%v", err)
+		require.Equal(t, stratov1.ErrorReason_CREATE_TOKEN_UNKNOWN.String(), ce.Reason)
+	}
+	oc := &stratov1.OpenKeyCommand{}
+	require.NoError(t, proto.Unmarshal(raw.CreateToken, oc))
+	oc.WriteNonce = []byte("fedcba9876543210")
+	forged, err := proto.Marshal(oc)
+	require.NoError(t, err)
+
+	retried := metadata.AppendToOutgoingContext(ctx, "strato-client", "retrying-writer", "strato-request", "1")
+	unknown(commitAs(retried, forged))
+	unknown(commitAs(retried, raw.CreateToken))
+	_, err = cl.OpenKey(ctx, "vol", "obs", "raw")
+	require.ErrorIs(t, err, client.ErrNotFound)
+	require.Equal(t, uint64(1), dw().Refused, "the second attempt got the request's recorded refusal")
+	require.Zero(t, dw().Returned, "the attempt under the refused request never took the token")
+	require.NoError(t, commitAs(ctx, raw.CreateToken))
+	_, err = cl.OpenKey(ctx, "vol", "obs", "raw")
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), dw().Committed)
 }
 
 // TestDeferredWritesAcrossLeaders: small keys written whole while meta's

@@ -217,6 +217,7 @@ type NamespaceCommand struct {
 	//	*NamespaceCommand_PurgeTokens
 	//	*NamespaceCommand_SetObjectLock
 	//	*NamespaceCommand_DiscardBlocks
+	//	*NamespaceCommand_RefuseWriteToken
 	Op isNamespaceCommand_Op `protobuf_oneof:"op"`
 	// request identifies a client's request, so that a retry of one already
 	// applied returns its first result instead of applying again.
@@ -566,6 +567,15 @@ func (x *NamespaceCommand) GetDiscardBlocks() *DiscardBlocksCommand {
 	return nil
 }
 
+func (x *NamespaceCommand) GetRefuseWriteToken() *RefuseWriteTokenCommand {
+	if x != nil {
+		if x, ok := x.Op.(*NamespaceCommand_RefuseWriteToken); ok {
+			return x.RefuseWriteToken
+		}
+	}
+	return nil
+}
+
 func (x *NamespaceCommand) GetRequest() *RequestID {
 	if x != nil {
 		return x.Request
@@ -709,6 +719,10 @@ type NamespaceCommand_DiscardBlocks struct {
 	DiscardBlocks *DiscardBlocksCommand `protobuf:"bytes,35,opt,name=discard_blocks,json=discardBlocks,proto3,oneof"`
 }
 
+type NamespaceCommand_RefuseWriteToken struct {
+	RefuseWriteToken *RefuseWriteTokenCommand `protobuf:"bytes,36,opt,name=refuse_write_token,json=refuseWriteToken,proto3,oneof"`
+}
+
 func (*NamespaceCommand_CreateVolume) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DeleteVolume) isNamespaceCommand_Op() {}
@@ -774,6 +788,8 @@ func (*NamespaceCommand_PurgeTokens) isNamespaceCommand_Op() {}
 func (*NamespaceCommand_SetObjectLock) isNamespaceCommand_Op() {}
 
 func (*NamespaceCommand_DiscardBlocks) isNamespaceCommand_Op() {}
+
+func (*NamespaceCommand_RefuseWriteToken) isNamespaceCommand_Op() {}
 
 // RequestID names one logical request of one client: retries carry the
 // same ID. A client numbers its requests upwards.
@@ -1635,6 +1651,87 @@ func (x *DiscardBlocksResult) GetDiscarded() int32 {
 	return 0
 }
 
+// RefuseWriteTokenCommand is the refusal of a commit whose deferred write
+// token the leader does not hold, decided in log order: it carries the
+// commit's request ID, and Apply records WriteTokenRefused under it unless
+// an attempt of the same request was applied before it (whose reply it then
+// gives). An attempt that took the token and reaches the log after the
+// refusal finds the refusal recorded and changes nothing, so the writer,
+// which opens the key the ordinary way and writes it again, commits it once.
+type RefuseWriteTokenCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefuseWriteTokenCommand) Reset() {
+	*x = RefuseWriteTokenCommand{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefuseWriteTokenCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefuseWriteTokenCommand) ProtoMessage() {}
+
+func (x *RefuseWriteTokenCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefuseWriteTokenCommand.ProtoReflect.Descriptor instead.
+func (*RefuseWriteTokenCommand) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{15}
+}
+
+// WriteTokenRefused is the reply a RefuseWriteTokenCommand records: the
+// request's answer is CREATE_TOKEN_UNKNOWN.
+type WriteTokenRefused struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteTokenRefused) Reset() {
+	*x = WriteTokenRefused{}
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteTokenRefused) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteTokenRefused) ProtoMessage() {}
+
+func (x *WriteTokenRefused) ProtoReflect() protoreflect.Message {
+	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteTokenRefused.ProtoReflect.Descriptor instead.
+func (*WriteTokenRefused) Descriptor() ([]byte, []int) {
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{16}
+}
+
 // PurgeDeletedBlocksCommand forgets deleted-block entries whose blocks the
 // datanodes have deleted.
 type PurgeDeletedBlocksCommand struct {
@@ -1646,7 +1743,7 @@ type PurgeDeletedBlocksCommand struct {
 
 func (x *PurgeDeletedBlocksCommand) Reset() {
 	*x = PurgeDeletedBlocksCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1658,7 +1755,7 @@ func (x *PurgeDeletedBlocksCommand) String() string {
 func (*PurgeDeletedBlocksCommand) ProtoMessage() {}
 
 func (x *PurgeDeletedBlocksCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[15]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1671,7 +1768,7 @@ func (x *PurgeDeletedBlocksCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeDeletedBlocksCommand.ProtoReflect.Descriptor instead.
 func (*PurgeDeletedBlocksCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{15}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PurgeDeletedBlocksCommand) GetSeqs() []uint64 {
@@ -1691,7 +1788,7 @@ type PurgeDeletedBlocksResult struct {
 
 func (x *PurgeDeletedBlocksResult) Reset() {
 	*x = PurgeDeletedBlocksResult{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1703,7 +1800,7 @@ func (x *PurgeDeletedBlocksResult) String() string {
 func (*PurgeDeletedBlocksResult) ProtoMessage() {}
 
 func (x *PurgeDeletedBlocksResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[16]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1716,7 +1813,7 @@ func (x *PurgeDeletedBlocksResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeDeletedBlocksResult.ProtoReflect.Descriptor instead.
 func (*PurgeDeletedBlocksResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{16}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PurgeDeletedBlocksResult) GetPurged() int32 {
@@ -1748,7 +1845,7 @@ type ClusterCommand struct {
 
 func (x *ClusterCommand) Reset() {
 	*x = ClusterCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1760,7 +1857,7 @@ func (x *ClusterCommand) String() string {
 func (*ClusterCommand) ProtoMessage() {}
 
 func (x *ClusterCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[17]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1773,7 +1870,7 @@ func (x *ClusterCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterCommand.ProtoReflect.Descriptor instead.
 func (*ClusterCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{17}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ClusterCommand) GetNowUnixMs() int64 {
@@ -1937,7 +2034,7 @@ type BalancerChange struct {
 
 func (x *BalancerChange) Reset() {
 	*x = BalancerChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1949,7 +2046,7 @@ func (x *BalancerChange) String() string {
 func (*BalancerChange) ProtoMessage() {}
 
 func (x *BalancerChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[18]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1962,7 +2059,7 @@ func (x *BalancerChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerChange.ProtoReflect.Descriptor instead.
 func (*BalancerChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{18}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BalancerChange) GetChange() isBalancerChange_Change {
@@ -2036,7 +2133,7 @@ type BalancerStart struct {
 
 func (x *BalancerStart) Reset() {
 	*x = BalancerStart{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2048,7 +2145,7 @@ func (x *BalancerStart) String() string {
 func (*BalancerStart) ProtoMessage() {}
 
 func (x *BalancerStart) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[19]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2061,7 +2158,7 @@ func (x *BalancerStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerStart.ProtoReflect.Descriptor instead.
 func (*BalancerStart) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{19}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *BalancerStart) GetThreshold() float64 {
@@ -2111,7 +2208,7 @@ type BalancerStop struct {
 
 func (x *BalancerStop) Reset() {
 	*x = BalancerStop{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2123,7 +2220,7 @@ func (x *BalancerStop) String() string {
 func (*BalancerStop) ProtoMessage() {}
 
 func (x *BalancerStop) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[20]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2136,7 +2233,7 @@ func (x *BalancerStop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerStop.ProtoReflect.Descriptor instead.
 func (*BalancerStop) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{20}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *BalancerStop) GetRun() int64 {
@@ -2173,7 +2270,7 @@ type BalancerProgress struct {
 
 func (x *BalancerProgress) Reset() {
 	*x = BalancerProgress{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2185,7 +2282,7 @@ func (x *BalancerProgress) String() string {
 func (*BalancerProgress) ProtoMessage() {}
 
 func (x *BalancerProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[21]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2198,7 +2295,7 @@ func (x *BalancerProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalancerProgress.ProtoReflect.Descriptor instead.
 func (*BalancerProgress) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{21}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *BalancerProgress) GetRun() int64 {
@@ -2243,7 +2340,7 @@ type NodeOpStateChange struct {
 
 func (x *NodeOpStateChange) Reset() {
 	*x = NodeOpStateChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2255,7 +2352,7 @@ func (x *NodeOpStateChange) String() string {
 func (*NodeOpStateChange) ProtoMessage() {}
 
 func (x *NodeOpStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[22]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2268,7 +2365,7 @@ func (x *NodeOpStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeOpStateChange.ProtoReflect.Descriptor instead.
 func (*NodeOpStateChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{22}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *NodeOpStateChange) GetDatanodeId() string {
@@ -2303,7 +2400,7 @@ type ContainerStateChange struct {
 
 func (x *ContainerStateChange) Reset() {
 	*x = ContainerStateChange{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2315,7 +2412,7 @@ func (x *ContainerStateChange) String() string {
 func (*ContainerStateChange) ProtoMessage() {}
 
 func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[23]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2328,7 +2425,7 @@ func (x *ContainerStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStateChange.ProtoReflect.Descriptor instead.
 func (*ContainerStateChange) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{23}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ContainerStateChange) GetContainerId() uint64 {
@@ -2355,7 +2452,7 @@ type DeleteVolumeCommand struct {
 
 func (x *DeleteVolumeCommand) Reset() {
 	*x = DeleteVolumeCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2367,7 +2464,7 @@ func (x *DeleteVolumeCommand) String() string {
 func (*DeleteVolumeCommand) ProtoMessage() {}
 
 func (x *DeleteVolumeCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[24]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2380,7 +2477,7 @@ func (x *DeleteVolumeCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteVolumeCommand.ProtoReflect.Descriptor instead.
 func (*DeleteVolumeCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{24}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeleteVolumeCommand) GetName() string {
@@ -2406,7 +2503,7 @@ type SetQuotaCommand struct {
 
 func (x *SetQuotaCommand) Reset() {
 	*x = SetQuotaCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2418,7 +2515,7 @@ func (x *SetQuotaCommand) String() string {
 func (*SetQuotaCommand) ProtoMessage() {}
 
 func (x *SetQuotaCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[25]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2431,7 +2528,7 @@ func (x *SetQuotaCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaCommand.ProtoReflect.Descriptor instead.
 func (*SetQuotaCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{25}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetQuotaCommand) GetVolume() string {
@@ -2495,7 +2592,7 @@ type UpdateCommand struct {
 
 func (x *UpdateCommand) Reset() {
 	*x = UpdateCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2507,7 +2604,7 @@ func (x *UpdateCommand) String() string {
 func (*UpdateCommand) ProtoMessage() {}
 
 func (x *UpdateCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[26]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2520,7 +2617,7 @@ func (x *UpdateCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateCommand.ProtoReflect.Descriptor instead.
 func (*UpdateCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{26}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *UpdateCommand) GetVolume() string {
@@ -2601,7 +2698,7 @@ type SnapshotCommand struct {
 
 func (x *SnapshotCommand) Reset() {
 	*x = SnapshotCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2613,7 +2710,7 @@ func (x *SnapshotCommand) String() string {
 func (*SnapshotCommand) ProtoMessage() {}
 
 func (x *SnapshotCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[27]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2626,7 +2723,7 @@ func (x *SnapshotCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotCommand.ProtoReflect.Descriptor instead.
 func (*SnapshotCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{27}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SnapshotCommand) GetVolume() string {
@@ -2675,7 +2772,7 @@ type PurgeSnapshotsCommand struct {
 
 func (x *PurgeSnapshotsCommand) Reset() {
 	*x = PurgeSnapshotsCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2687,7 +2784,7 @@ func (x *PurgeSnapshotsCommand) String() string {
 func (*PurgeSnapshotsCommand) ProtoMessage() {}
 
 func (x *PurgeSnapshotsCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[28]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2700,7 +2797,7 @@ func (x *PurgeSnapshotsCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeSnapshotsCommand.ProtoReflect.Descriptor instead.
 func (*PurgeSnapshotsCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{28}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PurgeSnapshotsCommand) GetLimit() int32 {
@@ -2721,7 +2818,7 @@ type PurgeSnapshotsResult struct {
 
 func (x *PurgeSnapshotsResult) Reset() {
 	*x = PurgeSnapshotsResult{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2733,7 +2830,7 @@ func (x *PurgeSnapshotsResult) String() string {
 func (*PurgeSnapshotsResult) ProtoMessage() {}
 
 func (x *PurgeSnapshotsResult) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[29]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2746,7 +2843,7 @@ func (x *PurgeSnapshotsResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeSnapshotsResult.ProtoReflect.Descriptor instead.
 func (*PurgeSnapshotsResult) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{29}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PurgeSnapshotsResult) GetVersions() int32 {
@@ -2774,7 +2871,7 @@ type DeleteBucketCommand struct {
 
 func (x *DeleteBucketCommand) Reset() {
 	*x = DeleteBucketCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2786,7 +2883,7 @@ func (x *DeleteBucketCommand) String() string {
 func (*DeleteBucketCommand) ProtoMessage() {}
 
 func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[30]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2799,7 +2896,7 @@ func (x *DeleteBucketCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteBucketCommand.ProtoReflect.Descriptor instead.
 func (*DeleteBucketCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{30}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DeleteBucketCommand) GetVolume() string {
@@ -2839,7 +2936,7 @@ type CommitKeyCommand struct {
 
 func (x *CommitKeyCommand) Reset() {
 	*x = CommitKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2851,7 +2948,7 @@ func (x *CommitKeyCommand) String() string {
 func (*CommitKeyCommand) ProtoMessage() {}
 
 func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[31]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2864,7 +2961,7 @@ func (x *CommitKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitKeyCommand.ProtoReflect.Descriptor instead.
 func (*CommitKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{31}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CommitKeyCommand) GetVolume() string {
@@ -2965,7 +3062,7 @@ type KeySourceCommand struct {
 
 func (x *KeySourceCommand) Reset() {
 	*x = KeySourceCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2977,7 +3074,7 @@ func (x *KeySourceCommand) String() string {
 func (*KeySourceCommand) ProtoMessage() {}
 
 func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[32]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2990,7 +3087,7 @@ func (x *KeySourceCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeySourceCommand.ProtoReflect.Descriptor instead.
 func (*KeySourceCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{32}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *KeySourceCommand) GetVolume() string {
@@ -3040,7 +3137,7 @@ type DeleteCommand struct {
 
 func (x *DeleteCommand) Reset() {
 	*x = DeleteCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3052,7 +3149,7 @@ func (x *DeleteCommand) String() string {
 func (*DeleteCommand) ProtoMessage() {}
 
 func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[33]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3065,7 +3162,7 @@ func (x *DeleteCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCommand.ProtoReflect.Descriptor instead.
 func (*DeleteCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{33}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DeleteCommand) GetVolume() string {
@@ -3132,7 +3229,7 @@ type CreateDirectoryCommand struct {
 
 func (x *CreateDirectoryCommand) Reset() {
 	*x = CreateDirectoryCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3144,7 +3241,7 @@ func (x *CreateDirectoryCommand) String() string {
 func (*CreateDirectoryCommand) ProtoMessage() {}
 
 func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[34]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3157,7 +3254,7 @@ func (x *CreateDirectoryCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDirectoryCommand.ProtoReflect.Descriptor instead.
 func (*CreateDirectoryCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{34}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CreateDirectoryCommand) GetVolume() string {
@@ -3212,7 +3309,7 @@ type DeleteUserCommand struct {
 
 func (x *DeleteUserCommand) Reset() {
 	*x = DeleteUserCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3224,7 +3321,7 @@ func (x *DeleteUserCommand) String() string {
 func (*DeleteUserCommand) ProtoMessage() {}
 
 func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[35]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3237,7 +3334,7 @@ func (x *DeleteUserCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserCommand.ProtoReflect.Descriptor instead.
 func (*DeleteUserCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{35}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DeleteUserCommand) GetName() string {
@@ -3257,7 +3354,7 @@ type RevokeTokenCommand struct {
 
 func (x *RevokeTokenCommand) Reset() {
 	*x = RevokeTokenCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3269,7 +3366,7 @@ func (x *RevokeTokenCommand) String() string {
 func (*RevokeTokenCommand) ProtoMessage() {}
 
 func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[36]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3282,7 +3379,7 @@ func (x *RevokeTokenCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenCommand.ProtoReflect.Descriptor instead.
 func (*RevokeTokenCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{36}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RevokeTokenCommand) GetId() string {
@@ -3304,7 +3401,7 @@ type RenewTokenCommand struct {
 
 func (x *RenewTokenCommand) Reset() {
 	*x = RenewTokenCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3316,7 +3413,7 @@ func (x *RenewTokenCommand) String() string {
 func (*RenewTokenCommand) ProtoMessage() {}
 
 func (x *RenewTokenCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[37]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3329,7 +3426,7 @@ func (x *RenewTokenCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewTokenCommand.ProtoReflect.Descriptor instead.
 func (*RenewTokenCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{37}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RenewTokenCommand) GetId() string {
@@ -3357,7 +3454,7 @@ type PurgeTokensCommand struct {
 
 func (x *PurgeTokensCommand) Reset() {
 	*x = PurgeTokensCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3369,7 +3466,7 @@ func (x *PurgeTokensCommand) String() string {
 func (*PurgeTokensCommand) ProtoMessage() {}
 
 func (x *PurgeTokensCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[38]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3382,7 +3479,7 @@ func (x *PurgeTokensCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeTokensCommand.ProtoReflect.Descriptor instead.
 func (*PurgeTokensCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{38}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PurgeTokensCommand) GetIds() []string {
@@ -3402,7 +3499,7 @@ type RevokeS3KeyCommand struct {
 
 func (x *RevokeS3KeyCommand) Reset() {
 	*x = RevokeS3KeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3414,7 +3511,7 @@ func (x *RevokeS3KeyCommand) String() string {
 func (*RevokeS3KeyCommand) ProtoMessage() {}
 
 func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[39]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3427,7 +3524,7 @@ func (x *RevokeS3KeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeS3KeyCommand.ProtoReflect.Descriptor instead.
 func (*RevokeS3KeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{39}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RevokeS3KeyCommand) GetAccessKey() string {
@@ -3453,7 +3550,7 @@ type SetAttributesCommand struct {
 
 func (x *SetAttributesCommand) Reset() {
 	*x = SetAttributesCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3465,7 +3562,7 @@ func (x *SetAttributesCommand) String() string {
 func (*SetAttributesCommand) ProtoMessage() {}
 
 func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[40]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3478,7 +3575,7 @@ func (x *SetAttributesCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAttributesCommand.ProtoReflect.Descriptor instead.
 func (*SetAttributesCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{40}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SetAttributesCommand) GetVolume() string {
@@ -3542,7 +3639,7 @@ type SetObjectLockCommand struct {
 
 func (x *SetObjectLockCommand) Reset() {
 	*x = SetObjectLockCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3554,7 +3651,7 @@ func (x *SetObjectLockCommand) String() string {
 func (*SetObjectLockCommand) ProtoMessage() {}
 
 func (x *SetObjectLockCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[41]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3567,7 +3664,7 @@ func (x *SetObjectLockCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetObjectLockCommand.ProtoReflect.Descriptor instead.
 func (*SetObjectLockCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{41}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SetObjectLockCommand) GetVolume() string {
@@ -3654,7 +3751,7 @@ type SetStatusCommand struct {
 
 func (x *SetStatusCommand) Reset() {
 	*x = SetStatusCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[42]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3666,7 +3763,7 @@ func (x *SetStatusCommand) String() string {
 func (*SetStatusCommand) ProtoMessage() {}
 
 func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[42]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3679,7 +3776,7 @@ func (x *SetStatusCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStatusCommand.ProtoReflect.Descriptor instead.
 func (*SetStatusCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{42}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SetStatusCommand) GetVolume() string {
@@ -3755,7 +3852,7 @@ type SetAclCommand struct {
 
 func (x *SetAclCommand) Reset() {
 	*x = SetAclCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[43]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3767,7 +3864,7 @@ func (x *SetAclCommand) String() string {
 func (*SetAclCommand) ProtoMessage() {}
 
 func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[43]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3780,7 +3877,7 @@ func (x *SetAclCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAclCommand.ProtoReflect.Descriptor instead.
 func (*SetAclCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{43}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SetAclCommand) GetKind() AclObjectKind {
@@ -3845,7 +3942,7 @@ type BlockTokenKeyCommand struct {
 
 func (x *BlockTokenKeyCommand) Reset() {
 	*x = BlockTokenKeyCommand{}
-	mi := &file_strato_v1_raftlog_proto_msgTypes[44]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3857,7 +3954,7 @@ func (x *BlockTokenKeyCommand) String() string {
 func (*BlockTokenKeyCommand) ProtoMessage() {}
 
 func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_strato_v1_raftlog_proto_msgTypes[44]
+	mi := &file_strato_v1_raftlog_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3870,7 +3967,7 @@ func (x *BlockTokenKeyCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockTokenKeyCommand.ProtoReflect.Descriptor instead.
 func (*BlockTokenKeyCommand) Descriptor() ([]byte, []int) {
-	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{44}
+	return file_strato_v1_raftlog_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *BlockTokenKeyCommand) GetId() uint32 {
@@ -3917,7 +4014,7 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\tnamespace\x18\x01 \x01(\v2\x1b.strato.v1.NamespaceCommandH\x00R\tnamespace\x125\n" +
 	"\acluster\x18\x02 \x01(\v2\x19.strato.v1.ClusterCommandH\x00R\acluster\x12I\n" +
 	"\x0fblock_token_key\x18\x03 \x01(\v2\x1f.strato.v1.BlockTokenKeyCommandH\x00R\rblockTokenKeyB\x04\n" +
-	"\x02op\"\xcc\x11\n" +
+	"\x02op\"\xa0\x12\n" +
 	"\x10NamespaceCommand\x12\x1e\n" +
 	"\vnow_unix_ms\x18\x01 \x01(\x03R\tnowUnixMs\x12>\n" +
 	"\rcreate_volume\x18\x02 \x01(\v2\x17.strato.v1.VolumeRecordH\x00R\fcreateVolume\x12E\n" +
@@ -3959,7 +4056,8 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"renewToken\x12B\n" +
 	"\fpurge_tokens\x18! \x01(\v2\x1d.strato.v1.PurgeTokensCommandH\x00R\vpurgeTokens\x12I\n" +
 	"\x0fset_object_lock\x18\" \x01(\v2\x1f.strato.v1.SetObjectLockCommandH\x00R\rsetObjectLock\x12H\n" +
-	"\x0ediscard_blocks\x18# \x01(\v2\x1f.strato.v1.DiscardBlocksCommandH\x00R\rdiscardBlocks\x12.\n" +
+	"\x0ediscard_blocks\x18# \x01(\v2\x1f.strato.v1.DiscardBlocksCommandH\x00R\rdiscardBlocks\x12R\n" +
+	"\x12refuse_write_token\x18$ \x01(\v2\".strato.v1.RefuseWriteTokenCommandH\x00R\x10refuseWriteToken\x12.\n" +
 	"\arequest\x18\x10 \x01(\v2\x14.strato.v1.RequestIDR\arequestB\x04\n" +
 	"\x02op\"5\n" +
 	"\tRequestID\x12\x16\n" +
@@ -4027,7 +4125,9 @@ const file_strato_v1_raftlog_proto_rawDesc = "" +
 	"\x14DiscardBlocksCommand\x12.\n" +
 	"\x06blocks\x18\x01 \x03(\v2\x16.strato.v1.BlockRecordR\x06blocks\"3\n" +
 	"\x13DiscardBlocksResult\x12\x1c\n" +
-	"\tdiscarded\x18\x01 \x01(\x05R\tdiscarded\"/\n" +
+	"\tdiscarded\x18\x01 \x01(\x05R\tdiscarded\"\x19\n" +
+	"\x17RefuseWriteTokenCommand\"\x13\n" +
+	"\x11WriteTokenRefused\"/\n" +
 	"\x19PurgeDeletedBlocksCommand\x12\x12\n" +
 	"\x04seqs\x18\x01 \x03(\x04R\x04seqs\"2\n" +
 	"\x18PurgeDeletedBlocksResult\x12\x16\n" +
@@ -4237,7 +4337,7 @@ func file_strato_v1_raftlog_proto_rawDescGZIP() []byte {
 }
 
 var file_strato_v1_raftlog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_strato_v1_raftlog_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_strato_v1_raftlog_proto_goTypes = []any{
 	(AclEdit)(0),                      // 0: strato.v1.AclEdit
 	(*MetaCommand)(nil),               // 1: strato.v1.MetaCommand
@@ -4255,129 +4355,132 @@ var file_strato_v1_raftlog_proto_goTypes = []any{
 	(*ReclaimResult)(nil),             // 13: strato.v1.ReclaimResult
 	(*DiscardBlocksCommand)(nil),      // 14: strato.v1.DiscardBlocksCommand
 	(*DiscardBlocksResult)(nil),       // 15: strato.v1.DiscardBlocksResult
-	(*PurgeDeletedBlocksCommand)(nil), // 16: strato.v1.PurgeDeletedBlocksCommand
-	(*PurgeDeletedBlocksResult)(nil),  // 17: strato.v1.PurgeDeletedBlocksResult
-	(*ClusterCommand)(nil),            // 18: strato.v1.ClusterCommand
-	(*BalancerChange)(nil),            // 19: strato.v1.BalancerChange
-	(*BalancerStart)(nil),             // 20: strato.v1.BalancerStart
-	(*BalancerStop)(nil),              // 21: strato.v1.BalancerStop
-	(*BalancerProgress)(nil),          // 22: strato.v1.BalancerProgress
-	(*NodeOpStateChange)(nil),         // 23: strato.v1.NodeOpStateChange
-	(*ContainerStateChange)(nil),      // 24: strato.v1.ContainerStateChange
-	(*DeleteVolumeCommand)(nil),       // 25: strato.v1.DeleteVolumeCommand
-	(*SetQuotaCommand)(nil),           // 26: strato.v1.SetQuotaCommand
-	(*UpdateCommand)(nil),             // 27: strato.v1.UpdateCommand
-	(*SnapshotCommand)(nil),           // 28: strato.v1.SnapshotCommand
-	(*PurgeSnapshotsCommand)(nil),     // 29: strato.v1.PurgeSnapshotsCommand
-	(*PurgeSnapshotsResult)(nil),      // 30: strato.v1.PurgeSnapshotsResult
-	(*DeleteBucketCommand)(nil),       // 31: strato.v1.DeleteBucketCommand
-	(*CommitKeyCommand)(nil),          // 32: strato.v1.CommitKeyCommand
-	(*KeySourceCommand)(nil),          // 33: strato.v1.KeySourceCommand
-	(*DeleteCommand)(nil),             // 34: strato.v1.DeleteCommand
-	(*CreateDirectoryCommand)(nil),    // 35: strato.v1.CreateDirectoryCommand
-	(*DeleteUserCommand)(nil),         // 36: strato.v1.DeleteUserCommand
-	(*RevokeTokenCommand)(nil),        // 37: strato.v1.RevokeTokenCommand
-	(*RenewTokenCommand)(nil),         // 38: strato.v1.RenewTokenCommand
-	(*PurgeTokensCommand)(nil),        // 39: strato.v1.PurgeTokensCommand
-	(*RevokeS3KeyCommand)(nil),        // 40: strato.v1.RevokeS3KeyCommand
-	(*SetAttributesCommand)(nil),      // 41: strato.v1.SetAttributesCommand
-	(*SetObjectLockCommand)(nil),      // 42: strato.v1.SetObjectLockCommand
-	(*SetStatusCommand)(nil),          // 43: strato.v1.SetStatusCommand
-	(*SetAclCommand)(nil),             // 44: strato.v1.SetAclCommand
-	(*BlockTokenKeyCommand)(nil),      // 45: strato.v1.BlockTokenKeyCommand
-	(*VolumeRecord)(nil),              // 46: strato.v1.VolumeRecord
-	(*BucketRecord)(nil),              // 47: strato.v1.BucketRecord
-	(*S3KeyRecord)(nil),               // 48: strato.v1.S3KeyRecord
-	(*UserRecord)(nil),                // 49: strato.v1.UserRecord
-	(*TokenRecord)(nil),               // 50: strato.v1.TokenRecord
-	(ReplicationFactor)(0),            // 51: strato.v1.ReplicationFactor
-	(*BlockRecord)(nil),               // 52: strato.v1.BlockRecord
-	(*ErasureCodingRecord)(nil),       // 53: strato.v1.ErasureCodingRecord
-	(*PipelineRecord)(nil),            // 54: strato.v1.PipelineRecord
-	(*ContainerRecord)(nil),           // 55: strato.v1.ContainerRecord
-	(NodeOpState)(0),                  // 56: strato.v1.NodeOpState
-	(ContainerState)(0),               // 57: strato.v1.ContainerState
-	(BucketVersioning)(0),             // 58: strato.v1.BucketVersioning
-	(*Lifecycle)(nil),                 // 59: strato.v1.Lifecycle
-	(*BucketObjectLockRecord)(nil),    // 60: strato.v1.BucketObjectLockRecord
-	(*AttributeRecord)(nil),           // 61: strato.v1.AttributeRecord
-	(*ObjectLockRecord)(nil),          // 62: strato.v1.ObjectLockRecord
-	(RetentionMode)(0),                // 63: strato.v1.RetentionMode
-	(AclObjectKind)(0),                // 64: strato.v1.AclObjectKind
-	(*AclRecord)(nil),                 // 65: strato.v1.AclRecord
+	(*RefuseWriteTokenCommand)(nil),   // 16: strato.v1.RefuseWriteTokenCommand
+	(*WriteTokenRefused)(nil),         // 17: strato.v1.WriteTokenRefused
+	(*PurgeDeletedBlocksCommand)(nil), // 18: strato.v1.PurgeDeletedBlocksCommand
+	(*PurgeDeletedBlocksResult)(nil),  // 19: strato.v1.PurgeDeletedBlocksResult
+	(*ClusterCommand)(nil),            // 20: strato.v1.ClusterCommand
+	(*BalancerChange)(nil),            // 21: strato.v1.BalancerChange
+	(*BalancerStart)(nil),             // 22: strato.v1.BalancerStart
+	(*BalancerStop)(nil),              // 23: strato.v1.BalancerStop
+	(*BalancerProgress)(nil),          // 24: strato.v1.BalancerProgress
+	(*NodeOpStateChange)(nil),         // 25: strato.v1.NodeOpStateChange
+	(*ContainerStateChange)(nil),      // 26: strato.v1.ContainerStateChange
+	(*DeleteVolumeCommand)(nil),       // 27: strato.v1.DeleteVolumeCommand
+	(*SetQuotaCommand)(nil),           // 28: strato.v1.SetQuotaCommand
+	(*UpdateCommand)(nil),             // 29: strato.v1.UpdateCommand
+	(*SnapshotCommand)(nil),           // 30: strato.v1.SnapshotCommand
+	(*PurgeSnapshotsCommand)(nil),     // 31: strato.v1.PurgeSnapshotsCommand
+	(*PurgeSnapshotsResult)(nil),      // 32: strato.v1.PurgeSnapshotsResult
+	(*DeleteBucketCommand)(nil),       // 33: strato.v1.DeleteBucketCommand
+	(*CommitKeyCommand)(nil),          // 34: strato.v1.CommitKeyCommand
+	(*KeySourceCommand)(nil),          // 35: strato.v1.KeySourceCommand
+	(*DeleteCommand)(nil),             // 36: strato.v1.DeleteCommand
+	(*CreateDirectoryCommand)(nil),    // 37: strato.v1.CreateDirectoryCommand
+	(*DeleteUserCommand)(nil),         // 38: strato.v1.DeleteUserCommand
+	(*RevokeTokenCommand)(nil),        // 39: strato.v1.RevokeTokenCommand
+	(*RenewTokenCommand)(nil),         // 40: strato.v1.RenewTokenCommand
+	(*PurgeTokensCommand)(nil),        // 41: strato.v1.PurgeTokensCommand
+	(*RevokeS3KeyCommand)(nil),        // 42: strato.v1.RevokeS3KeyCommand
+	(*SetAttributesCommand)(nil),      // 43: strato.v1.SetAttributesCommand
+	(*SetObjectLockCommand)(nil),      // 44: strato.v1.SetObjectLockCommand
+	(*SetStatusCommand)(nil),          // 45: strato.v1.SetStatusCommand
+	(*SetAclCommand)(nil),             // 46: strato.v1.SetAclCommand
+	(*BlockTokenKeyCommand)(nil),      // 47: strato.v1.BlockTokenKeyCommand
+	(*VolumeRecord)(nil),              // 48: strato.v1.VolumeRecord
+	(*BucketRecord)(nil),              // 49: strato.v1.BucketRecord
+	(*S3KeyRecord)(nil),               // 50: strato.v1.S3KeyRecord
+	(*UserRecord)(nil),                // 51: strato.v1.UserRecord
+	(*TokenRecord)(nil),               // 52: strato.v1.TokenRecord
+	(ReplicationFactor)(0),            // 53: strato.v1.ReplicationFactor
+	(*BlockRecord)(nil),               // 54: strato.v1.BlockRecord
+	(*ErasureCodingRecord)(nil),       // 55: strato.v1.ErasureCodingRecord
+	(*PipelineRecord)(nil),            // 56: strato.v1.PipelineRecord
+	(*ContainerRecord)(nil),           // 57: strato.v1.ContainerRecord
+	(NodeOpState)(0),                  // 58: strato.v1.NodeOpState
+	(ContainerState)(0),               // 59: strato.v1.ContainerState
+	(BucketVersioning)(0),             // 60: strato.v1.BucketVersioning
+	(*Lifecycle)(nil),                 // 61: strato.v1.Lifecycle
+	(*BucketObjectLockRecord)(nil),    // 62: strato.v1.BucketObjectLockRecord
+	(*AttributeRecord)(nil),           // 63: strato.v1.AttributeRecord
+	(*ObjectLockRecord)(nil),          // 64: strato.v1.ObjectLockRecord
+	(RetentionMode)(0),                // 65: strato.v1.RetentionMode
+	(AclObjectKind)(0),                // 66: strato.v1.AclObjectKind
+	(*AclRecord)(nil),                 // 67: strato.v1.AclRecord
 }
 var file_strato_v1_raftlog_proto_depIdxs = []int32{
 	2,  // 0: strato.v1.MetaCommand.namespace:type_name -> strato.v1.NamespaceCommand
-	18, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
-	45, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
-	46, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
-	25, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
-	26, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
-	47, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
-	31, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
+	20, // 1: strato.v1.MetaCommand.cluster:type_name -> strato.v1.ClusterCommand
+	47, // 2: strato.v1.MetaCommand.block_token_key:type_name -> strato.v1.BlockTokenKeyCommand
+	48, // 3: strato.v1.NamespaceCommand.create_volume:type_name -> strato.v1.VolumeRecord
+	27, // 4: strato.v1.NamespaceCommand.delete_volume:type_name -> strato.v1.DeleteVolumeCommand
+	28, // 5: strato.v1.NamespaceCommand.set_quota:type_name -> strato.v1.SetQuotaCommand
+	49, // 6: strato.v1.NamespaceCommand.create_bucket:type_name -> strato.v1.BucketRecord
+	33, // 7: strato.v1.NamespaceCommand.delete_bucket:type_name -> strato.v1.DeleteBucketCommand
 	4,  // 8: strato.v1.NamespaceCommand.open_key:type_name -> strato.v1.OpenKeyCommand
 	8,  // 9: strato.v1.NamespaceCommand.allocate_block:type_name -> strato.v1.AllocateBlockCommand
-	32, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
-	34, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
+	34, // 10: strato.v1.NamespaceCommand.commit_key:type_name -> strato.v1.CommitKeyCommand
+	36, // 11: strato.v1.NamespaceCommand.delete:type_name -> strato.v1.DeleteCommand
 	9,  // 12: strato.v1.NamespaceCommand.rename:type_name -> strato.v1.RenameCommand
-	35, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
+	37, // 13: strato.v1.NamespaceCommand.create_directory:type_name -> strato.v1.CreateDirectoryCommand
 	10, // 14: strato.v1.NamespaceCommand.expire_open_keys:type_name -> strato.v1.ExpireOpenKeysCommand
 	12, // 15: strato.v1.NamespaceCommand.reclaim:type_name -> strato.v1.ReclaimCommand
-	16, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
-	48, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
-	40, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
-	41, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
-	43, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
-	49, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
-	36, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
-	50, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
-	37, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
-	44, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
-	27, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
-	28, // 27: strato.v1.NamespaceCommand.snapshot:type_name -> strato.v1.SnapshotCommand
-	29, // 28: strato.v1.NamespaceCommand.purge_snapshots:type_name -> strato.v1.PurgeSnapshotsCommand
+	18, // 16: strato.v1.NamespaceCommand.purge_deleted_blocks:type_name -> strato.v1.PurgeDeletedBlocksCommand
+	50, // 17: strato.v1.NamespaceCommand.create_s3_key:type_name -> strato.v1.S3KeyRecord
+	42, // 18: strato.v1.NamespaceCommand.revoke_s3_key:type_name -> strato.v1.RevokeS3KeyCommand
+	43, // 19: strato.v1.NamespaceCommand.set_attributes:type_name -> strato.v1.SetAttributesCommand
+	45, // 20: strato.v1.NamespaceCommand.set_status:type_name -> strato.v1.SetStatusCommand
+	51, // 21: strato.v1.NamespaceCommand.create_user:type_name -> strato.v1.UserRecord
+	38, // 22: strato.v1.NamespaceCommand.delete_user:type_name -> strato.v1.DeleteUserCommand
+	52, // 23: strato.v1.NamespaceCommand.issue_token:type_name -> strato.v1.TokenRecord
+	39, // 24: strato.v1.NamespaceCommand.revoke_token:type_name -> strato.v1.RevokeTokenCommand
+	46, // 25: strato.v1.NamespaceCommand.set_acl:type_name -> strato.v1.SetAclCommand
+	29, // 26: strato.v1.NamespaceCommand.update:type_name -> strato.v1.UpdateCommand
+	30, // 27: strato.v1.NamespaceCommand.snapshot:type_name -> strato.v1.SnapshotCommand
+	31, // 28: strato.v1.NamespaceCommand.purge_snapshots:type_name -> strato.v1.PurgeSnapshotsCommand
 	5,  // 29: strato.v1.NamespaceCommand.truncate:type_name -> strato.v1.TruncateCommand
 	6,  // 30: strato.v1.NamespaceCommand.concat:type_name -> strato.v1.ConcatCommand
 	7,  // 31: strato.v1.NamespaceCommand.recover_lease:type_name -> strato.v1.RecoverLeaseCommand
-	38, // 32: strato.v1.NamespaceCommand.renew_token:type_name -> strato.v1.RenewTokenCommand
-	39, // 33: strato.v1.NamespaceCommand.purge_tokens:type_name -> strato.v1.PurgeTokensCommand
-	42, // 34: strato.v1.NamespaceCommand.set_object_lock:type_name -> strato.v1.SetObjectLockCommand
+	40, // 32: strato.v1.NamespaceCommand.renew_token:type_name -> strato.v1.RenewTokenCommand
+	41, // 33: strato.v1.NamespaceCommand.purge_tokens:type_name -> strato.v1.PurgeTokensCommand
+	44, // 34: strato.v1.NamespaceCommand.set_object_lock:type_name -> strato.v1.SetObjectLockCommand
 	14, // 35: strato.v1.NamespaceCommand.discard_blocks:type_name -> strato.v1.DiscardBlocksCommand
-	3,  // 36: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
-	51, // 37: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
-	52, // 38: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	53, // 39: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	52, // 40: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
-	52, // 41: strato.v1.DiscardBlocksCommand.blocks:type_name -> strato.v1.BlockRecord
-	54, // 42: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
-	55, // 43: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
-	24, // 44: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
-	23, // 45: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
-	19, // 46: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
-	20, // 47: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
-	21, // 48: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
-	22, // 49: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
-	56, // 50: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
-	57, // 51: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
-	51, // 52: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
-	53, // 53: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
-	58, // 54: strato.v1.UpdateCommand.versioning:type_name -> strato.v1.BucketVersioning
-	59, // 55: strato.v1.UpdateCommand.lifecycle:type_name -> strato.v1.Lifecycle
-	60, // 56: strato.v1.UpdateCommand.object_lock:type_name -> strato.v1.BucketObjectLockRecord
-	52, // 57: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
-	61, // 58: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
-	33, // 59: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
-	62, // 60: strato.v1.CommitKeyCommand.object_lock:type_name -> strato.v1.ObjectLockRecord
-	61, // 61: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
-	63, // 62: strato.v1.SetObjectLockCommand.mode:type_name -> strato.v1.RetentionMode
-	64, // 63: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
-	0,  // 64: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
-	65, // 65: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
-	66, // [66:66] is the sub-list for method output_type
-	66, // [66:66] is the sub-list for method input_type
-	66, // [66:66] is the sub-list for extension type_name
-	66, // [66:66] is the sub-list for extension extendee
-	0,  // [0:66] is the sub-list for field type_name
+	16, // 36: strato.v1.NamespaceCommand.refuse_write_token:type_name -> strato.v1.RefuseWriteTokenCommand
+	3,  // 37: strato.v1.NamespaceCommand.request:type_name -> strato.v1.RequestID
+	53, // 38: strato.v1.OpenKeyCommand.replication:type_name -> strato.v1.ReplicationFactor
+	54, // 39: strato.v1.OpenKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	55, // 40: strato.v1.OpenKeyCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	54, // 41: strato.v1.AllocateBlockCommand.block:type_name -> strato.v1.BlockRecord
+	54, // 42: strato.v1.DiscardBlocksCommand.blocks:type_name -> strato.v1.BlockRecord
+	56, // 43: strato.v1.ClusterCommand.add_pipeline:type_name -> strato.v1.PipelineRecord
+	57, // 44: strato.v1.ClusterCommand.add_container:type_name -> strato.v1.ContainerRecord
+	26, // 45: strato.v1.ClusterCommand.set_container_state:type_name -> strato.v1.ContainerStateChange
+	25, // 46: strato.v1.ClusterCommand.set_node_op_state:type_name -> strato.v1.NodeOpStateChange
+	21, // 47: strato.v1.ClusterCommand.balancer:type_name -> strato.v1.BalancerChange
+	22, // 48: strato.v1.BalancerChange.start:type_name -> strato.v1.BalancerStart
+	23, // 49: strato.v1.BalancerChange.stop:type_name -> strato.v1.BalancerStop
+	24, // 50: strato.v1.BalancerChange.progress:type_name -> strato.v1.BalancerProgress
+	58, // 51: strato.v1.NodeOpStateChange.op_state:type_name -> strato.v1.NodeOpState
+	59, // 52: strato.v1.ContainerStateChange.state:type_name -> strato.v1.ContainerState
+	53, // 53: strato.v1.UpdateCommand.replication:type_name -> strato.v1.ReplicationFactor
+	55, // 54: strato.v1.UpdateCommand.erasure_coding:type_name -> strato.v1.ErasureCodingRecord
+	60, // 55: strato.v1.UpdateCommand.versioning:type_name -> strato.v1.BucketVersioning
+	61, // 56: strato.v1.UpdateCommand.lifecycle:type_name -> strato.v1.Lifecycle
+	62, // 57: strato.v1.UpdateCommand.object_lock:type_name -> strato.v1.BucketObjectLockRecord
+	54, // 58: strato.v1.CommitKeyCommand.blocks:type_name -> strato.v1.BlockRecord
+	63, // 59: strato.v1.CommitKeyCommand.attributes:type_name -> strato.v1.AttributeRecord
+	35, // 60: strato.v1.CommitKeyCommand.sources:type_name -> strato.v1.KeySourceCommand
+	64, // 61: strato.v1.CommitKeyCommand.object_lock:type_name -> strato.v1.ObjectLockRecord
+	63, // 62: strato.v1.SetAttributesCommand.attributes:type_name -> strato.v1.AttributeRecord
+	65, // 63: strato.v1.SetObjectLockCommand.mode:type_name -> strato.v1.RetentionMode
+	66, // 64: strato.v1.SetAclCommand.kind:type_name -> strato.v1.AclObjectKind
+	0,  // 65: strato.v1.SetAclCommand.edit:type_name -> strato.v1.AclEdit
+	67, // 66: strato.v1.SetAclCommand.acls:type_name -> strato.v1.AclRecord
+	67, // [67:67] is the sub-list for method output_type
+	67, // [67:67] is the sub-list for method input_type
+	67, // [67:67] is the sub-list for extension type_name
+	67, // [67:67] is the sub-list for extension extendee
+	0,  // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_strato_v1_raftlog_proto_init() }
@@ -4428,9 +4531,10 @@ func file_strato_v1_raftlog_proto_init() {
 		(*NamespaceCommand_PurgeTokens)(nil),
 		(*NamespaceCommand_SetObjectLock)(nil),
 		(*NamespaceCommand_DiscardBlocks)(nil),
+		(*NamespaceCommand_RefuseWriteToken)(nil),
 	}
 	file_strato_v1_raftlog_proto_msgTypes[3].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[17].OneofWrappers = []any{
+	file_strato_v1_raftlog_proto_msgTypes[19].OneofWrappers = []any{
 		(*ClusterCommand_AddPipeline)(nil),
 		(*ClusterCommand_ClosePipeline)(nil),
 		(*ClusterCommand_AddContainer)(nil),
@@ -4440,21 +4544,21 @@ func file_strato_v1_raftlog_proto_init() {
 		(*ClusterCommand_SetNodeOpState)(nil),
 		(*ClusterCommand_Balancer)(nil),
 	}
-	file_strato_v1_raftlog_proto_msgTypes[18].OneofWrappers = []any{
+	file_strato_v1_raftlog_proto_msgTypes[20].OneofWrappers = []any{
 		(*BalancerChange_Start)(nil),
 		(*BalancerChange_Stop)(nil),
 		(*BalancerChange_Progress)(nil),
 	}
-	file_strato_v1_raftlog_proto_msgTypes[34].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[41].OneofWrappers = []any{}
-	file_strato_v1_raftlog_proto_msgTypes[42].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[36].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[43].OneofWrappers = []any{}
+	file_strato_v1_raftlog_proto_msgTypes[44].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strato_v1_raftlog_proto_rawDesc), len(file_strato_v1_raftlog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   45,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
