@@ -39,8 +39,18 @@ type Options struct {
 	ChunkSize int
 	// MaxChunksInFlight bounds the chunks a writer has sent and not yet seen
 	// acknowledged by every replica (it keeps them buffered until then).
-	// Default: 4.
+	// A writer's first OwnChunksInFlight are its own; each one beyond takes
+	// a slot of SharedWindow while it is in flight. Default: 16.
 	MaxChunksInFlight int
+	// SharedWindow bounds the bytes of the chunks in flight beyond each
+	// writer's first OwnChunksInFlight, over all of the client's writers
+	// (in slots of ChunkSize). A chunk goes whole from hop to hop, so a
+	// chunk's round trip holds several of its disk writes' times, and a
+	// writer with more chunks in flight keeps every replica's disk busy
+	// (decision 0113); the shared bound keeps many writers at once from
+	// holding that much each. Default: 128 MiB; negative: none (each
+	// writer OwnChunksInFlight at most).
+	SharedWindow int64
 	// AttemptTimeout bounds one attempt of a meta call at one replica; a
 	// call whose attempt times out goes to another replica (the same
 	// request ID: meta applies a mutation once). Default:
@@ -93,13 +103,25 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 }
 
+// The write window's defaults (Options.MaxChunksInFlight, SharedWindow).
+const (
+	DefaultMaxChunksInFlight = 16
+	DefaultSharedWindow      = 128 << 20
+	// OwnChunksInFlight are the chunks in flight each writer may have
+	// without a slot of the shared window.
+	OwnChunksInFlight = 4
+)
+
 // EnsureDefaults fills in the defaults.
 func (o *Options) EnsureDefaults() {
 	if o.ChunkSize <= 0 {
 		o.ChunkSize = 4 << 20
 	}
 	if o.MaxChunksInFlight <= 0 {
-		o.MaxChunksInFlight = 4
+		o.MaxChunksInFlight = DefaultMaxChunksInFlight
+	}
+	if o.SharedWindow == 0 {
+		o.SharedWindow = DefaultSharedWindow
 	}
 	if o.AttemptTimeout == 0 {
 		o.AttemptTimeout = DefaultAttemptTimeout
@@ -145,6 +167,8 @@ type Client struct {
 	copyBufs bufPool
 	// tracer makes the spans of writes and reads (nil: no tracing).
 	tracer trace.Tracer
+	// window is the shared window's free slots (Options.SharedWindow).
+	window atomic.Int64
 }
 
 // idempotent tags ctx with a new request ID: meta applies the calls made
@@ -194,6 +218,9 @@ func New(opts Options) (*Client, error) {
 		bufs: bufPool{size: opts.ChunkSize}, copyBufs: bufPool{size: copyBufSize}}
 	if opts.TracerProvider != nil {
 		c.tracer = opts.TracerProvider.Tracer("github.com/strato-io/strato/client")
+	}
+	if opts.SharedWindow > 0 && opts.ChunkSize > 0 {
+		c.window.Store(opts.SharedWindow / int64(opts.ChunkSize))
 	}
 	return c, nil
 }

@@ -304,6 +304,7 @@ func (sc *scenario) run(t *testing.T) []string {
 	defer srv.Stop()
 
 	c, err := client.New(client.Options{Meta: []string{ml.Addr().String()}, ChunkSize: sc.chunk, NoToken: true,
+		MaxChunksInFlight: client.OwnChunksInFlight, // what the scripts expect (README.md)
 		DisableLocalReads: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	defer c.Close()

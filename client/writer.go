@@ -104,6 +104,9 @@ type Writer struct {
 	// first nAcked of them are acknowledged by every replica.
 	pending []*chunkSend
 	nAcked  int
+	// slots are the shared window's slots the writer holds: never more
+	// than its chunks in flight beyond OwnChunksInFlight.
+	slots int
 	// unsynced are the blocks ended since the last hsync: committed on
 	// every replica, not fsynced. The next hsync fsyncs them.
 	unsynced []*stratov1.BlockLocation
@@ -396,7 +399,7 @@ func (w *Writer) send(data []byte, sums checksum.Data) error {
 	w.curLen += int64(len(data))
 	w.pending = append(w.pending, cs)
 	go w.transmit(w.cur, cs)
-	for len(w.pending)-w.nAcked > w.c.opts.MaxChunksInFlight {
+	for !w.mayFly() {
 		if err := w.waitNext(); err != nil {
 			return err
 		}
@@ -473,6 +476,7 @@ func (w *Writer) waitNext() error {
 		return w.recover(err)
 	}
 	w.nAcked++
+	w.landed()
 	return nil
 }
 
@@ -720,6 +724,7 @@ func (w *Writer) release() {
 		}
 	}
 	w.pending, w.nAcked = nil, 0
+	w.landed()
 }
 
 // commit publishes the blocks in meta: for good, or (hsync) keeping the key

@@ -26,6 +26,7 @@ func (w *Writer) recover(cause error) error {
 	redo := make([]*chunkSend, 0, len(w.pending))
 	redo = append(redo, w.pending...)
 	w.pending, w.nAcked = w.pending[:0], 0
+	w.landed()
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}

@@ -11,8 +11,21 @@ public final class ClientOptions {
   public List<String> meta = List.of();
   /** Size of the chunks a writer sends (default 4 MiB; at most 32 MiB). */
   public int chunkSize = 4 << 20;
-  /** Chunks a writer has sent and not yet seen acknowledged by every replica (default 4). */
-  public int maxChunksInFlight = 4;
+  /**
+   * Chunks a writer has sent and not yet seen acknowledged by every replica (default 16): the
+   * first {@link #OWN_CHUNKS_IN_FLIGHT} its own, each one beyond with a slot of
+   * {@link #sharedWindowBytes} while it is in flight.
+   */
+  public int maxChunksInFlight = 16;
+  /** Chunks in flight each writer may have without a slot of the shared window. */
+  public static final int OWN_CHUNKS_IN_FLIGHT = 4;
+  /**
+   * Bytes of the chunks in flight beyond each writer's first {@link #OWN_CHUNKS_IN_FLIGHT}, over
+   * all of the client's writers, in slots of chunkSize (default 128 MiB; 0: none beyond them). A
+   * chunk goes whole from hop to hop, so its round trip holds several of its disk writes' times,
+   * and a writer with more chunks in flight keeps every replica's disk busy.
+   */
+  public long sharedWindowBytes = 128L << 20;
   /** Bytes of chunk buffers the client's writers keep for reuse between chunks and keys (default 64 MiB). */
   public long chunkPoolBytes = 64L << 20;
   /** Bound of one attempt of a meta call at one replica (default 10 s; 0: none). */
@@ -55,6 +68,9 @@ public final class ClientOptions {
     }
     if (chunkPoolBytes < 0) {
       throw new IllegalArgumentException("strato: chunk pool bytes must not be negative, got " + chunkPoolBytes);
+    }
+    if (sharedWindowBytes < 0) {
+      throw new IllegalArgumentException("strato: shared window bytes must not be negative, got " + sharedWindowBytes);
     }
     if (maxChunksInFlight < 1) {
       throw new IllegalArgumentException("strato: chunks in flight must be at least 1, got " + maxChunksInFlight);

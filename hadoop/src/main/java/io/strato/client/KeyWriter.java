@@ -116,6 +116,8 @@ public final class KeyWriter extends OutputStream {
   private int bufSummed;
   private final List<ChunkSend> pending = new ArrayList<>();
   private int nAcked;
+  /** The shared window's slots this writer holds: never more than its chunks in flight beyond its own. */
+  private int slots;
   /** The PUT_BLOCK committing acknowledged chunks of cur up to commitLen, while in flight; null otherwise. */
   private CompletableFuture<DataConn.Response> commitF;
   private DataConn commitConn;
@@ -348,7 +350,10 @@ public final class KeyWriter extends OutputStream {
     }
   }
 
-  /** Sends one chunk to the current block (starting one if needed), keeping at most maxChunksInFlight unacknowledged. */
+  /**
+   * Sends one chunk to the current block (starting one if needed), keeping its chunks in flight
+   * within its window (mayFly).
+   */
   private void send(byte[] data, int len, Checksums sums) throws IOException {
     if (cur == null || curLen + len > blockSize) {
       nextBlock();
@@ -357,7 +362,7 @@ public final class KeyWriter extends OutputStream {
     curLen += len;
     pending.add(cs);
     transmit(cur, cs);
-    while (pending.size() - nAcked > c.opts.maxChunksInFlight) {
+    while (!mayFly()) {
       waitNext();
       // The commit runs while later chunks go on: the writer waits for it only when
       // twice FLUSH_CHUNKS acknowledged chunks are still uncommitted.
@@ -367,6 +372,34 @@ public final class KeyWriter extends OutputStream {
       }
     }
     pollCommit(false);
+  }
+
+  /**
+   * Whether the chunks in flight are within the writer's window: its own
+   * ClientOptions.OWN_CHUNKS_IN_FLIGHT, and up to maxChunksInFlight with a slot of the client's
+   * shared window for each one beyond (taken here as needed).
+   */
+  private boolean mayFly() {
+    int n = pending.size() - nAcked;
+    int own = Math.min(ClientOptions.OWN_CHUNKS_IN_FLIGHT, c.opts.maxChunksInFlight);
+    if (n <= own + slots) {
+      return true;
+    }
+    if (n <= c.opts.maxChunksInFlight && c.takeSlot()) {
+      slots++;
+      return true;
+    }
+    return false;
+  }
+
+  /** Gives back the slots the chunks in flight no longer need. */
+  private void landed() {
+    int own = Math.min(ClientOptions.OWN_CHUNKS_IN_FLIGHT, c.opts.maxChunksInFlight);
+    int n = Math.max(pending.size() - nAcked - own, 0);
+    if (slots > n) {
+      c.giveSlots(slots - n);
+      slots = n;
+    }
   }
 
   private void transmit(Blk bl, ChunkSend cs) {
@@ -392,6 +425,7 @@ public final class KeyWriter extends OutputStream {
       return;
     }
     nAcked++;
+    landed();
   }
 
   private void waitAll() throws IOException {
@@ -485,6 +519,7 @@ public final class KeyWriter extends OutputStream {
     List<ChunkSend> redo = new ArrayList<>(pending);
     pending.clear();
     nAcked = 0;
+    landed();
     Set<String> failed = failedNodes(cur, cause);
     if (!failed.isEmpty()) {
       failures++;
@@ -871,6 +906,7 @@ public final class KeyWriter extends OutputStream {
     }
     pending.clear();
     nAcked = 0;
+    landed();
   }
 
   /** Publishes the blocks in meta: for good, or (hsync) keeping the key open. */

@@ -73,6 +73,8 @@ public final class StratoClient implements Closeable {
   final AtomicLong localBytes = new AtomicLong();
   /** The writers' chunk buffers, reused between chunks and keys. */
   final ChunkPool chunks;
+  /** The shared window's free slots (ClientOptions.sharedWindowBytes). */
+  private final AtomicLong window = new AtomicLong();
 
   public StratoClient(ClientOptions opts) {
     opts.validate();
@@ -82,6 +84,32 @@ public final class StratoClient implements Closeable {
     this.data = new DataConns(opts.dataConnectTimeoutMs, opts.dataRequestTimeoutMs, "strato-java-" + meta.clientId(),
         opts.security.sslContext(), opts.localReads, opts.readPoolBytes);
     this.chunks = new ChunkPool(opts.chunkSize, opts.chunkPoolBytes);
+    this.window.set(opts.sharedWindowBytes / opts.chunkSize);
+  }
+
+  /** Bytes of the shared window's slots the client's writers hold (ClientOptions.sharedWindowBytes). */
+  public long sharedWindowBytes() {
+    return (opts.sharedWindowBytes / opts.chunkSize - window.get()) * opts.chunkSize;
+  }
+
+  /** Takes a slot of the shared window, if one is free. */
+  boolean takeSlot() {
+    for (;;) {
+      long n = window.get();
+      if (n <= 0) {
+        return false;
+      }
+      if (window.compareAndSet(n, n - 1)) {
+        return true;
+      }
+    }
+  }
+
+  /** Gives n slots back to the shared window. */
+  void giveSlots(int n) {
+    if (n > 0) {
+      window.addAndGet(n);
+    }
   }
 
   /** Bytes this client has read from the block files of datanodes on its host (local reads). */

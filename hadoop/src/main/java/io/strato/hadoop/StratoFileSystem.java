@@ -89,6 +89,7 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable, IO
   public static final String CLUSTER_PREFIX = "fs.strato.cluster.";
   public static final String CHUNK_SIZE = "fs.strato.chunk.size";
   public static final String CHUNKS_IN_FLIGHT = "fs.strato.chunks.in-flight";
+  public static final String SHARED_WINDOW = "fs.strato.write.shared.window";
   public static final String CHUNK_POOL = "fs.strato.chunk.pool.size";
   public static final String READ_AHEAD = "fs.strato.read.ahead";
   public static final String READ_POOL = "fs.strato.read.pool.size";
@@ -148,6 +149,7 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable, IO
     o.meta = addrs;
     o.chunkSize = (int) conf.getLongBytes(CHUNK_SIZE, o.chunkSize);
     o.maxChunksInFlight = conf.getInt(CHUNKS_IN_FLIGHT, o.maxChunksInFlight);
+    o.sharedWindowBytes = conf.getLongBytes(SHARED_WINDOW, o.sharedWindowBytes);
     o.chunkPoolBytes = conf.getLongBytes(CHUNK_POOL, o.chunkPoolBytes);
     o.readAhead = conf.getInt(READ_AHEAD, o.readAhead);
     o.readPoolBytes = conf.getLongBytes(READ_POOL, o.readPoolBytes);
@@ -236,7 +238,9 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable, IO
    * writer), chunk_pool_max_bytes (fs.strato.chunk.pool.size), and the counter
    * chunk_buffers_allocated (buffers allocated because the pool was empty);
    * read_pool_bytes and read_pool_max_bytes (fs.strato.read.pool.size), the
-   * same for the buffers reads land in.
+   * same for the buffers reads land in; write_window_bytes (the bytes of the
+   * shared window's slots the writers hold) and write_window_max_bytes
+   * (fs.strato.write.shared.window).
    */
   @Override
   public IOStatistics getIOStatistics() {
@@ -246,6 +250,8 @@ public class StratoFileSystem extends FileSystem implements LeaseRecoverable, IO
         .withLongFunctionCounter("chunk_buffers_allocated", k -> client.chunkBuffersAllocated())
         .withLongFunctionGauge("read_pool_bytes", k -> client.readPoolBytes())
         .withLongFunctionGauge("read_pool_max_bytes", k -> client.options().readPoolBytes)
+        .withLongFunctionGauge("write_window_bytes", k -> client.sharedWindowBytes())
+        .withLongFunctionGauge("write_window_max_bytes", k -> client.options().sharedWindowBytes)
         .build();
   }
 

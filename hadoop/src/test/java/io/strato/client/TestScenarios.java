@@ -291,6 +291,7 @@ public class TestScenarios {
       // The Go client's ReadAt asks up to 4 MiB of a block at once; a KeyReader, pieces of
       // chunkSize: the same reads.
       opts.chunkSize = reads ? 4 << 20 : chunk;
+      opts.maxChunksInFlight = ClientOptions.OWN_CHUNKS_IN_FLIGHT; // what the scripts expect (README.md)
       try (StratoClient c = new StratoClient(opts)) {
         KeyWriter w = null;
         KeyReader r = null;

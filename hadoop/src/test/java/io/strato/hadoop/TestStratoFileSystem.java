@@ -6,6 +6,7 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
+import io.strato.client.StratoClient;
 import io.strato.proto.v1.CreateBucketRequest;
 import io.strato.proto.v1.ErasureCodec;
 import io.strato.proto.v1.ErasureCoding;
@@ -101,32 +102,10 @@ public class TestStratoFileSystem {
       conf.setBoolean("fs.strato.impl.disable.cache", true);
       conf.setInt(StratoFileSystem.CHUNK_SIZE, chunk);
       conf.setLong(StratoFileSystem.CHUNK_POOL, poolSize);
+      conf.setInt(StratoFileSystem.CHUNKS_IN_FLIGHT, 4); // the bound below counts on it
       try (FileSystem f = FileSystem.newInstance(fs.getUri(), conf)) {
-        List<Thread> threads = new ArrayList<>();
         List<Throwable> failed = java.util.Collections.synchronizedList(new ArrayList<>());
-        for (int t = 0; t < 2; t++) {
-          int th = t;
-          threads.add(new Thread(() -> {
-            try {
-              for (int i = 0; i < 20; i++) {
-                Path p = new Path("/chunkpool/bkt/" + poolSize + "-" + th + "-" + i);
-                byte[] data = bytes(6 * chunk - 100, poolSize + 100 * th + i);
-                write(f, p, data);
-                try (FSDataInputStream in = f.open(p)) {
-                  byte[] got = new byte[data.length];
-                  in.readFully(got);
-                  assertArrayEquals(p.toString(), data, got);
-                }
-              }
-            } catch (Throwable e) {
-              failed.add(e);
-            }
-          }));
-        }
-        threads.forEach(Thread::start);
-        for (Thread th : threads) {
-          th.join();
-        }
+        writeInThreads(f, "/chunkpool/bkt/" + poolSize, 2, 20, 6 * chunk - 100, poolSize, failed);
         assertEquals(List.of(), failed);
         org.apache.hadoop.fs.statistics.IOStatistics st = ((StratoFileSystem) f).getIOStatistics();
         long allocated = st.counters().get("chunk_buffers_allocated");
@@ -136,7 +115,7 @@ public class TestStratoFileSystem {
         if (poolSize == 0) {
           assertEquals("every chunk a new buffer without a pool", 2 * 20 * 6, allocated);
         } else {
-          // A writer holds at most maxChunksInFlight unacknowledged, twice FLUSH_CHUNKS
+          // A writer holds at most 4 chunks unacknowledged (fs.strato.chunks.in-flight), twice FLUSH_CHUNKS
           // acknowledged and uncommitted, and the one it fills.
           assertTrue("allocated " + allocated + " chunk buffers for 240 chunks", allocated > 0 && allocated <= 2 * (4 + 8 + 1));
           assertTrue("nothing given back to the pool", pooled > 0);
@@ -144,6 +123,78 @@ public class TestStratoFileSystem {
       }
     }
     assertTrue(fs.delete(new Path("/chunkpool"), true));
+  }
+
+  /**
+   * Writes files files of size bytes from each of threads threads at once, named
+   * PREFIX-THREAD-I, and reads each back; what fails is added to failed.
+   */
+  static void writeInThreads(FileSystem f, String prefix, int threads, int files, int size, long seed,
+      List<Throwable> failed) throws InterruptedException {
+    List<Thread> started = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int th = t;
+      started.add(new Thread(() -> {
+        try {
+          for (int i = 0; i < files; i++) {
+            Path p = new Path(prefix + "-" + th + "-" + i);
+            byte[] data = bytes(size, seed + 100 * th + i);
+            write(f, p, data);
+            try (FSDataInputStream in = f.open(p)) {
+              byte[] got = new byte[data.length];
+              in.readFully(got);
+              assertArrayEquals(p.toString(), data, got);
+            }
+          }
+        } catch (Throwable e) {
+          failed.add(e);
+        }
+      }));
+    }
+    started.forEach(Thread::start);
+    for (Thread th : started) {
+      th.join();
+    }
+  }
+
+  /**
+   * Writers share the chunks in flight beyond their own four: three threads
+   * writing files of 24 chunks through a window of 6 chunk slots never hold
+   * more than the window (sampled while they write), every slot is back when
+   * they are done, and every file reads back as written.
+   */
+  @Test
+  public void sharedWriteWindow() throws Exception {
+    assertTrue(fs.mkdirs(new Path("/window/bkt")));
+    int chunk = 64 << 10;
+    Configuration conf = new Configuration(cluster.conf());
+    conf.setBoolean("fs.strato.impl.disable.cache", true);
+    conf.setInt(StratoFileSystem.CHUNK_SIZE, chunk);
+    conf.setLong(StratoFileSystem.SHARED_WINDOW, 6L * chunk);
+    try (FileSystem f = FileSystem.newInstance(fs.getUri(), conf)) {
+      StratoClient client = ((StratoFileSystem) f).client();
+      List<Throwable> failed = java.util.Collections.synchronizedList(new ArrayList<>());
+      java.util.concurrent.atomic.AtomicLong most = new java.util.concurrent.atomic.AtomicLong();
+      java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+      Thread sampler = new Thread(() -> {
+        while (!done.get()) {
+          long held = client.sharedWindowBytes();
+          most.accumulateAndGet(held, Math::max);
+          if (held < 0 || held > 6L * chunk) {
+            failed.add(new AssertionError("the writers hold " + held + " bytes of a window of " + 6L * chunk));
+          }
+          Thread.onSpinWait();
+        }
+      });
+      sampler.start();
+      writeInThreads(f, "/window/bkt/w", 3, 4, 24 * chunk - 7, 7, failed);
+      done.set(true);
+      sampler.join();
+      assertEquals(List.of(), failed);
+      assertEquals("every slot back (at most " + most.get() + " bytes were held)", 0, client.sharedWindowBytes());
+      assertEquals(6L * chunk, (long) ((StratoFileSystem) f).getIOStatistics().gauges().get("write_window_max_bytes"));
+    }
+    assertTrue(fs.delete(new Path("/window"), true));
   }
 
   /**
