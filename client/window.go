@@ -10,8 +10,7 @@ package client
 // the client's shared window for each one beyond (taken here as needed).
 func (w *Writer) mayFly() bool {
 	n := len(w.pending) - w.nAcked
-	own := min(OwnChunksInFlight, w.c.opts.MaxChunksInFlight)
-	if n <= own+w.slots {
+	if n <= w.ownChunks()+w.slots {
 		return true
 	}
 	if n <= w.c.opts.MaxChunksInFlight && w.c.takeSlot() {
@@ -24,12 +23,14 @@ func (w *Writer) mayFly() bool {
 // landed gives back the slots the writer's chunks in flight no longer
 // need (after an acknowledgement, or none in flight).
 func (w *Writer) landed() {
-	own := min(OwnChunksInFlight, w.c.opts.MaxChunksInFlight)
-	if n := max(len(w.pending)-w.nAcked-own, 0); w.slots > n {
+	if n := max(len(w.pending)-w.nAcked-w.ownChunks(), 0); w.slots > n {
 		w.c.giveSlots(w.slots - n)
 		w.slots = n
 	}
 }
+
+// ownChunks are the chunks the writer may have in flight without slots.
+func (w *Writer) ownChunks() int { return min(OwnChunksInFlight, w.c.opts.MaxChunksInFlight) }
 
 // takeSlot takes a slot of the shared window, if one is free.
 func (c *Client) takeSlot() bool {

@@ -381,8 +381,7 @@ public final class KeyWriter extends OutputStream {
    */
   private boolean mayFly() {
     int n = pending.size() - nAcked;
-    int own = Math.min(ClientOptions.OWN_CHUNKS_IN_FLIGHT, c.opts.maxChunksInFlight);
-    if (n <= own + slots) {
+    if (n <= ownChunks() + slots) {
       return true;
     }
     if (n <= c.opts.maxChunksInFlight && c.takeSlot()) {
@@ -392,10 +391,14 @@ public final class KeyWriter extends OutputStream {
     return false;
   }
 
+  /** The chunks the writer may have in flight without slots. */
+  private int ownChunks() {
+    return Math.min(ClientOptions.OWN_CHUNKS_IN_FLIGHT, c.opts.maxChunksInFlight);
+  }
+
   /** Gives back the slots the chunks in flight no longer need. */
   private void landed() {
-    int own = Math.min(ClientOptions.OWN_CHUNKS_IN_FLIGHT, c.opts.maxChunksInFlight);
-    int n = Math.max(pending.size() - nAcked - own, 0);
+    int n = Math.max(pending.size() - nAcked - ownChunks(), 0);
     if (slots > n) {
       c.giveSlots(slots - n);
       slots = n;
