@@ -15,9 +15,12 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.BlockLocation;
@@ -104,7 +107,7 @@ public class TestStratoFileSystem {
       conf.setLong(StratoFileSystem.CHUNK_POOL, poolSize);
       conf.setInt(StratoFileSystem.CHUNKS_IN_FLIGHT, 4); // the bound below counts on it
       try (FileSystem f = FileSystem.newInstance(fs.getUri(), conf)) {
-        List<Throwable> failed = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Throwable> failed = Collections.synchronizedList(new ArrayList<>());
         writeInThreads(f, "/chunkpool/bkt/" + poolSize, 2, 20, 6 * chunk - 100, poolSize, failed);
         assertEquals(List.of(), failed);
         org.apache.hadoop.fs.statistics.IOStatistics st = ((StratoFileSystem) f).getIOStatistics();
@@ -173,9 +176,9 @@ public class TestStratoFileSystem {
     conf.setLong(StratoFileSystem.SHARED_WINDOW, 6L * chunk);
     try (FileSystem f = FileSystem.newInstance(fs.getUri(), conf)) {
       StratoClient client = ((StratoFileSystem) f).client();
-      List<Throwable> failed = java.util.Collections.synchronizedList(new ArrayList<>());
-      java.util.concurrent.atomic.AtomicLong most = new java.util.concurrent.atomic.AtomicLong();
-      java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+      List<Throwable> failed = Collections.synchronizedList(new ArrayList<>());
+      AtomicLong most = new AtomicLong();
+      AtomicBoolean done = new AtomicBoolean();
       Thread sampler = new Thread(() -> {
         while (!done.get()) {
           long held = client.sharedWindowBytes();
