@@ -63,14 +63,27 @@ func TestDeferredWrite(t *testing.T) {
 
 	// One entry: the open is not proposed. Meta's background ticks
 	// propose entries of their own now and then: the fewest entries any
-	// of three writes took is the write's.
+	// of three writes took is the write's. Meta answers a proposer before
+	// it publishes its applied index, so each count waits for the index
+	// to pass the one read before the write.
+	appliedAfter := func(before uint64) (now uint64) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			now = c.Meta().Metrics().Consensus.Applied
+			return now > before
+		}, 10*time.Second, time.Millisecond)
+		return now
+	}
 	small := randomBytes(3000, 1)
+	applied := c.Meta().Metrics().Consensus.Applied
 	put("first", small, nil) // the first block made the container and pipeline
+	applied = appliedAfter(applied)
 	fewest := uint64(math.MaxUint64)
 	for i := range 3 {
-		applied := c.Meta().Metrics().Consensus.Applied
 		put(fmt.Sprint("small", i), small, nil)
-		fewest = min(fewest, c.Meta().Metrics().Consensus.Applied-applied)
+		now := appliedAfter(applied)
+		fewest = min(fewest, now-applied)
+		applied = now
 		require.Equal(t, small, get(fmt.Sprint("small", i)))
 	}
 	m := dw()
